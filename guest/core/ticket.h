@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * pvlock: the ticket lock and the PV ticket lock (seeds 000, 001).
+ *
+ * One implementation, two builds: PvTicket<P> is the PV ticket lock and
+ * Ticket<P> = PvTicket<Native<P>> is the plain fair ticket lock, the baseline
+ * that collapses under overcommit (a preempted waiter holds up every ticket
+ * behind it).
+ *
+ * Lock word (little-endian bytes):
+ *
+ *   byte 0  head   ticket now served
+ *   byte 1  tail   next ticket to hand out
+ *   byte 2  owner  owner_encode(cpu) of the holder, 0 = not recorded (PV only)
+ *   byte 3  flags  ticket_slow: some waiter is halted (PV only)
+ *
+ * States written (head, tail, slow): the lock is free iff head == tail.
+ *
+ *   lock:    (h, t, -) -> (h, t + 1, -)       fetch_add on the head|tail half
+ *            t == h: we own it; otherwise spin until head == our ticket.
+ *   slow:    (h, t, 0) -> (h, t, 1)           a waiter about to halt
+ *   unlock:  (h, t, s) -> (h + 1, t, s)       store-release of the head byte,
+ *            then, if s, kick the waiter whose ticket is h + 1.
+ *   quiet:   (h, h, 1) -> (h, h, 0)           unlocker, queue empty (cmpxchg)
+ *
+ * 8-bit tickets allow 255 waiters; a CPU waits for a given lock at most once
+ * (an IRQ-safe lock is taken with IRQs off), so max_cpus must stay below 256.
+ *
+ * PV behaviour. A waiter spins tunables.spin_threshold times, checking the
+ * owner every preempt_check_mask + 1 spins: if the owner is preempted it asks
+ * for a directed yield to it (YieldPolicy). A waiter more than deep_waiter
+ * tickets from the head, or one whose owner stays preempted, halts early.
+ * To halt it publishes (lock, ticket) in a WaitNode, sets ticket_slow, and
+ * re-checks the head (Dekker with the unlocker's full barrier, below); the
+ * unlocker that sees ticket_slow kicks exactly the next ticket's CPU, if it
+ * is halted. Kicks are only ever for the next ticket, as in the 2013 series.
+ */
+#ifndef PVLOCK_CORE_TICKET_H
+#define PVLOCK_CORE_TICKET_H
+
+#include "lock_word.h"
+#include "platform.h"
+#include "tunables.h"
+#include "wait_node.h"
+#include "yield_policy.h"
+
+namespace pvlock {
+
+constexpr u8 ticket_slow = 1U << 0;
+constexpr u16 ticket_tail_inc = 1U << 8;
+
+static inline u8 ticket_head(u32 v) { return static_cast<u8>(v); }
+static inline u8 ticket_tail(u32 v) { return static_cast<u8>(v >> 8); }
+static inline u8 ticket_owner(u32 v) { return static_cast<u8>(v >> 16); }
+static inline u8 ticket_flags(u32 v) { return static_cast<u8>(v >> 24); }
+
+/*
+ * The ticket word's own operations, shared by every lock that waits on
+ * tickets (PvTicket, BackoffTicket); they differ only in how they wait.
+ */
+template <typename P>
+struct TicketWord {
+	/* (h, t) -> (h, t + 1); returns the old (head | tail << 8). */
+	static inline u16 take(LockWord *l)
+	{
+		return P::fetch_add(half_of(l, 0), ticket_tail_inc, Order::acquire);
+	}
+
+	/* (h, h) -> (h, h + 1), or false. */
+	static inline bool try_take(LockWord *l)
+	{
+		u16 *ht = half_of(l, 0);
+		u16 old = P::load(ht, Order::relaxed);
+
+		if (static_cast<u8>(old) != static_cast<u8>(old >> 8))
+			return false;
+		return P::cmpxchg(ht, &old, static_cast<u16>(old + ticket_tail_inc),
+				  Order::acquire);
+	}
+
+	static inline u8 load_head(LockWord *l)
+	{
+		/* Pairs with the store-release of head in release(). */
+		return P::load(byte_of(l, 0), Order::acquire);
+	}
+
+	static inline u32 load_owner(LockWord *l)
+	{
+		return owner_decode(P::load(byte_of(l, 2), Order::relaxed));
+	}
+
+	/*
+	 * Record the holder (PV only). Only the holder writes the owner byte
+	 * and waiters read it as a hint, so relaxed is enough; release()
+	 * clears it before its release store of head.
+	 */
+	static inline void acquired(LockWord *l)
+	{
+		if constexpr (P::pv) {
+			P::store(byte_of(l, 2), owner_encode(P::this_cpu()), Order::relaxed);
+			P::hint_holding(1);
+		}
+	}
+
+	/* (h, t) -> (h + 1, t); returns the new head. */
+	static inline u8 release(LockWord *l)
+	{
+		u8 *head = byte_of(l, 0);
+		u8 next = static_cast<u8>(P::load(head, Order::relaxed) + 1);
+
+		if constexpr (P::pv) {
+			P::store(byte_of(l, 2), owner_none, Order::relaxed);
+			P::hint_holding(-1);
+		}
+		P::store(head, next, Order::release);
+		return next;
+	}
+
+	static inline bool is_locked(const LockWord *l)
+	{
+		u32 v = P::load(&l->val, Order::relaxed);
+
+		return ticket_head(v) != ticket_tail(v);
+	}
+
+	static inline bool is_contended(const LockWord *l)
+	{
+		u32 v = P::load(&l->val, Order::relaxed);
+
+		return static_cast<u8>(ticket_tail(v) - ticket_head(v)) > 1;
+	}
+
+	static constexpr bool value_unlocked(u32 v)
+	{
+		return ticket_head(v) == ticket_tail(v);
+	}
+};
+
+template <typename P>
+struct PvTicket {
+	static_assert(check_platform<P>());
+	static_assert(P::max_cpus < 256, "8-bit tickets: at most 255 waiters");
+
+	static constexpr const char *name = P::pv ? "pvticket" : "ticket";
+
+	using Word = TicketWord<P>;
+
+	static inline void lock(LockWord *l)
+	{
+		u16 old = Word::take(l);
+		u8 my = static_cast<u8>(old >> 8);
+
+		if (static_cast<u8>(old) != my)
+			wait_turn(l, my);
+		Word::acquired(l);
+	}
+
+	static inline bool trylock(LockWord *l)
+	{
+		if (!Word::try_take(l))
+			return false;
+		Word::acquired(l);
+		return true;
+	}
+
+	static inline void unlock(LockWord *l)
+	{
+		u8 next = Word::release(l);
+
+		if constexpr (P::pv) {
+			/*
+			 * Dekker with a halting waiter: we store head then read
+			 * flags, it stores flags then reads head. The full fence
+			 * pairs with the one implied by its fetch_or.
+			 */
+			P::full_fence();
+			if (P::load(byte_of(l, 3), Order::relaxed) & ticket_slow)
+				unlock_slow(l, next);
+		}
+	}
+
+	static inline bool is_locked(const LockWord *l) { return Word::is_locked(l); }
+	static inline bool is_contended(const LockWord *l) { return Word::is_contended(l); }
+	static constexpr bool value_unlocked(u32 v) { return Word::value_unlocked(v); }
+
+private:
+	static void wait_turn(LockWord *l, u8 my)
+	{
+		WaitNode *node = nullptr;
+		u32 spins = 0;
+
+		for (;;) {
+			u8 h = Word::load_head(l);
+
+			if (h == my)
+				break;
+			P::relax();
+			if constexpr (!P::pv)
+				continue;
+			spins++;
+			if (!YieldPolicy<P>::check_due(spins))
+				continue;
+
+			u32 owner = Word::load_owner(l);
+			bool deep = static_cast<u8>(my - h) > tunables.deep_waiter;
+
+			if (YieldPolicy<P>::on_spin(owner, false))
+				spins = 0;
+			if (spins < tunables.spin_threshold && !deep &&
+			    !YieldPolicy<P>::owner_preempted(owner))
+				continue;
+			/* Spun long enough, or spinning cannot help: halt. */
+			if (!node) {
+				node = WaitNodes<P>::get(l, my);
+				if (!node) {	/* out of nodes: keep spinning */
+					spins = 0;
+					continue;
+				}
+			}
+			halt(l, node, my, owner);
+			spins = 0;
+		}
+		if (node)
+			WaitNodes<P>::put(node);
+		if constexpr (P::pv)
+			P::hint_waiting_on(no_cpu);
+	}
+
+	static void halt(LockWord *l, WaitNode *node, u8 my, u32 owner)
+	{
+		u8 *head = byte_of(l, 0);
+
+		P::store(&node->state, static_cast<u8>(node_halted), Order::relaxed);
+		/*
+		 * (h, t, 0) -> (h, t, 1). Full barrier: our node state and the
+		 * slow flag are visible before we read head; pairs with the
+		 * unlocker's full_fence() between its head store and flags load.
+		 */
+		P::fetch_or(byte_of(l, 3), ticket_slow, Order::seq_cst);
+		u8 h = P::load(head, Order::acquire);
+
+		if (h != my) {
+			P::hint_waiting_on(owner);
+			/* Halt while head == h; a kick for our ticket wakes us. */
+			P::wait(head, h);
+		}
+		P::store(&node->state, static_cast<u8>(node_running), Order::relaxed);
+	}
+
+	static void unlock_slow(LockWord *l, u8 next)
+	{
+		u32 cpu = WaitNodes<P>::find_halted(l, next, node_halted);
+
+		if (cpu != no_cpu)
+			P::kick(cpu);
+
+		/*
+		 * (h, h, 1) -> (h, h, 0): nobody waits, so the next unlock need
+		 * not fence. A waiter that takes a ticket meanwhile changes the
+		 * tail and makes this fail; one that halts later sets the flag
+		 * again itself.
+		 */
+		u32 v = P::load(&l->val, Order::relaxed);
+
+		if (ticket_head(v) == ticket_tail(v) && (ticket_flags(v) & ticket_slow))
+			P::cmpxchg(&l->val, &v, v & ~(static_cast<u32>(ticket_slow) << 24),
+				   Order::relaxed);
+	}
+};
+
+template <typename P>
+using Ticket = PvTicket<Native<P>>;
+
+} /* namespace pvlock */
+
+#endif /* PVLOCK_CORE_TICKET_H */

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * pvlock: the deterministic simulator's scheduler. See sim.h for the model.
+ */
+#include "sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Fiber switch: save the callee-saved registers on the current stack, store
+ * its pointer in *save, load new_sp and pop the other fiber's registers.
+ * A new fiber's stack is laid out so that the first switch "returns" into
+ * sim_fiber_start with the entry point in r12 and its argument in rbx.
+ */
+extern "C" void sim_switch(void **save, void *new_sp);
+extern "C" void sim_fiber_start();
+asm(R"(
+	.text
+	.globl sim_switch
+	.type sim_switch, @function
+sim_switch:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+	.size sim_switch, .-sim_switch
+
+	.globl sim_fiber_start
+	.type sim_fiber_start, @function
+sim_fiber_start:
+	movq %rbx, %rdi
+	callq *%r12
+	ud2
+	.size sim_fiber_start, .-sim_fiber_start
+)");
+
+namespace pvlock {
+namespace sim {
+
+namespace {
+
+enum class State { runnable, halted, done };
+
+constexpr unsigned long stack_size = 256 * 1024;
+
+struct Vcpu {
+	void *sp;
+	char *stack;
+	State state;
+	bool on_cpu;
+	bool kick_pending;
+};
+
+struct World {
+	Config cfg;
+	Vcpu vcpu[SimPlatform::max_cpus];
+	void *sched_sp;
+	u32 cur;
+	u64 steps;
+	u64 rng;
+	Result res;
+	void (*body)(u32, void *);
+	void *arg;
+	bool in_run;
+} w;
+
+struct PercpuArea {
+	void *p;
+	unsigned long size;
+} percpu_areas[64];
+unsigned int nr_percpu_areas;
+
+u64 next_random()
+{
+	/* xorshift64*: small, fast, and the same on every machine. */
+	w.rng ^= w.rng >> 12;
+	w.rng ^= w.rng << 25;
+	w.rng ^= w.rng >> 27;
+	return w.rng * 0x2545f4914f6cdd1dULL;
+}
+
+u32 random_below(u32 n) { return static_cast<u32>(next_random() % n); }
+
+bool chance(u32 permille) { return random_below(1000) < permille; }
+
+u32 count_on_cpu()
+{
+	u32 n = 0;
+
+	for (u32 i = 0; i < w.cfg.nvcpus; i++)
+		n += w.vcpu[i].on_cpu;
+	return n;
+}
+
+/* A random vCPU among those for which pred holds, or ~0U. */
+template <typename Pred>
+u32 pick(Pred pred)
+{
+	u32 cand[SimPlatform::max_cpus], n = 0;
+
+	for (u32 i = 0; i < w.cfg.nvcpus; i++)
+		if (pred(w.vcpu[i]))
+			cand[n++] = i;
+	return n ? cand[random_below(n)] : ~0U;
+}
+
+bool is_preempted(const Vcpu &v) { return v.state == State::runnable && !v.on_cpu; }
+
+void fiber_main(void *arg)
+{
+	u32 id = static_cast<u32>(reinterpret_cast<unsigned long>(arg));
+
+	w.body(id, w.arg);
+	w.vcpu[id].state = State::done;
+	w.vcpu[id].on_cpu = false;
+	sim_switch(&w.vcpu[id].sp, w.sched_sp);
+	abort();	/* a finished fiber is never resumed */
+}
+
+void prepare_fiber(u32 id)
+{
+	Vcpu &v = w.vcpu[id];
+
+	if (!v.stack)
+		v.stack = static_cast<char *>(aligned_alloc(64, stack_size));
+	unsigned long top = reinterpret_cast<unsigned long>(v.stack + stack_size) & ~15UL;
+	void **sp = reinterpret_cast<void **>(top - 64 - 8);
+
+	/* Popped by sim_switch: r15 r14 r13 r12 rbx rbp, then ret. */
+	sp[0] = nullptr;
+	sp[1] = nullptr;
+	sp[2] = nullptr;
+	sp[3] = reinterpret_cast<void *>(&fiber_main);
+	sp[4] = reinterpret_cast<void *>(static_cast<unsigned long>(id));
+	sp[5] = nullptr;
+	sp[6] = reinterpret_cast<void *>(&sim_fiber_start);
+	v.sp = sp;
+	v.state = State::runnable;
+	v.on_cpu = false;
+	v.kick_pending = false;
+}
+
+/* Back to the scheduler; returns when the scheduler picks this vCPU again. */
+void to_scheduler()
+{
+	sim_switch(&w.vcpu[w.cur].sp, w.sched_sp);
+}
+
+} /* namespace */
+
+const char *outcome_name(Outcome o)
+{
+	switch (o) {
+	case Outcome::done:
+		return "done";
+	case Outcome::lost_wakeup:
+		return "lost wake-up (every unfinished vCPU halted)";
+	case Outcome::step_limit:
+		return "step limit (livelock or starvation)";
+	}
+	return "?";
+}
+
+void register_percpu(void *storage, unsigned long size)
+{
+	if (nr_percpu_areas == sizeof(percpu_areas) / sizeof(percpu_areas[0])) {
+		fprintf(stderr, "sim: too many per-CPU areas\n");
+		abort();
+	}
+	percpu_areas[nr_percpu_areas++] = { storage, size };
+}
+
+Result run(const Config &cfg, void (*body)(u32, void *), void *arg)
+{
+	if (cfg.nvcpus == 0 || cfg.nvcpus > SimPlatform::max_cpus || cfg.npcpus == 0) {
+		fprintf(stderr, "sim: bad config (%u vCPUs, %u pCPUs)\n", cfg.nvcpus,
+			cfg.npcpus);
+		abort();
+	}
+	/* A fresh machine: per-CPU data of an earlier (failed) run is gone. */
+	for (unsigned int i = 0; i < nr_percpu_areas; i++)
+		memset(percpu_areas[i].p, 0, percpu_areas[i].size);
+	w.cfg = cfg;
+	w.rng = cfg.seed * 0x9e3779b97f4a7c15ULL + 1;
+	w.steps = 0;
+	w.res = Result{ Outcome::done, 0, 0, 0, 0, 0 };
+	w.body = body;
+	w.arg = arg;
+	for (u32 i = 0; i < cfg.nvcpus; i++)
+		prepare_fiber(i);
+	w.in_run = true;
+	w.cur = ~0U;
+
+	for (;;) {
+		/* Hand free physical CPUs to preempted vCPUs. */
+		while (count_on_cpu() < cfg.npcpus) {
+			u32 c = pick(is_preempted);
+
+			if (c == ~0U)
+				break;
+			w.vcpu[c].on_cpu = true;
+		}
+		/* Preemption: a running vCPU makes way for a preempted one. */
+		if (chance(cfg.preempt_permille)) {
+			u32 in = pick(is_preempted);
+
+			if (in != ~0U) {
+				u32 out = pick([](const Vcpu &v) { return v.on_cpu; });
+
+				w.vcpu[out].on_cpu = false;
+				w.vcpu[in].on_cpu = true;
+				w.res.preemptions++;
+			}
+		}
+		u32 next = w.cur;
+
+		if (next == ~0U || !w.vcpu[next].on_cpu || chance(cfg.switch_permille))
+			next = pick([](const Vcpu &v) { return v.on_cpu; });
+		if (next == ~0U) {
+			bool all_done = true;
+
+			for (u32 i = 0; i < cfg.nvcpus; i++)
+				all_done &= w.vcpu[i].state == State::done;
+			w.res.outcome = all_done ? Outcome::done : Outcome::lost_wakeup;
+			break;
+		}
+		if (++w.steps > cfg.step_limit) {
+			w.res.outcome = Outcome::step_limit;
+			break;
+		}
+		w.cur = next;
+		sim_switch(&w.sched_sp, w.vcpu[next].sp);
+	}
+	w.in_run = false;
+	w.res.steps = w.steps;
+	return w.res;
+}
+
+void (*doorway_hook)(u32 vcpu);
+
+void doorway()
+{
+	if (w.in_run && doorway_hook)
+		doorway_hook(w.cur);
+}
+
+void step()
+{
+	if (w.in_run)
+		to_scheduler();
+}
+
+u32 current() { return w.in_run ? w.cur : 0; }
+u32 nr_vcpus() { return w.in_run ? w.cfg.nvcpus : 1; }
+u64 now() { return w.steps; }
+
+bool preempted(u32 vcpu)
+{
+	step();
+	return vcpu < w.cfg.nvcpus && is_preempted(w.vcpu[vcpu]);
+}
+
+void halt_while(const u8 *ptr, u8 val)
+{
+	Vcpu &v = w.vcpu[w.cur];
+
+	step();
+	if (v.kick_pending) {
+		v.kick_pending = false;
+		return;
+	}
+	if (__atomic_load_n(ptr, __ATOMIC_RELAXED) != val)
+		return;
+	v.state = State::halted;
+	v.on_cpu = false;
+	w.res.halts++;
+	to_scheduler();
+	/* Kicked: the kick is consumed by this wake-up. */
+	v.kick_pending = false;
+}
+
+void kick(u32 vcpu)
+{
+	step();
+	w.res.kicks++;
+	Vcpu &t = w.vcpu[vcpu];
+
+	if (t.state == State::halted)
+		t.state = State::runnable;	/* off CPU: preempted until placed */
+	else if (t.state == State::runnable)
+		t.kick_pending = true;
+}
+
+bool yield_to(u32 vcpu)
+{
+	step();
+	if (vcpu >= w.cfg.nvcpus || !is_preempted(w.vcpu[vcpu]))
+		return false;
+	w.vcpu[w.cur].on_cpu = false;
+	w.vcpu[vcpu].on_cpu = true;
+	w.res.yields++;
+	to_scheduler();
+	return true;
+}
+
+bool yield_any()
+{
+	step();
+	u32 c = pick(is_preempted);
+
+	if (c == ~0U)
+		return false;
+	return yield_to(c);
+}
+
+} /* namespace sim */
+} /* namespace pvlock */

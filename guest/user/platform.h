@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * pvlock: the user-space platform. Threads play vCPUs and the Linux scheduler
+ * plays the host: with the threads confined to N cores, 2N..4N threads are a
+ * real 2x..4x overcommit.
+ *
+ *   wait/kick       a per-vCPU futex word counting kicks: wait() samples it,
+ *                   re-checks *ptr == val, then sleeps only if no kick came
+ *                   since the sample (so a kick before the sleep is not lost,
+ *                   as with the host's pending-kick flag), for at most
+ *                   wait_bound_us, as the host bounds PVLOCK_OP_WAIT.
+ *   preempted       from the scheduler itself: each vCPU thread has a
+ *                   perf_event context-switch record stream; the last record
+ *                   is "switched out while runnable" (PERF_RECORD_MISC_
+ *                   SWITCH_OUT_PREEMPT) exactly while the thread is preempted,
+ *                   the condition KVM uses for vcpu->preempted.
+ *   yield_to/any    sched_yield(): Linux has no directed yield to a thread,
+ *                   so a yield here lets the core's next runnable thread run,
+ *                   which under overcommit is often, not always, the owner.
+ *   percpu<T>(cpu)  a static array per T, indexed by vCPU id.
+ */
+#ifndef PVLOCK_USER_PLATFORM_H
+#define PVLOCK_USER_PLATFORM_H
+
+#include "../core/atomic.h"
+#include "../core/platform.h"
+
+namespace pvlock {
+
+struct UserPlatform : BuiltinAtomics {
+	static constexpr bool pv = true;
+	static constexpr u32 max_cpus = 128;
+
+	/* Make the calling thread vCPU id (< max_cpus); returns false if the
+	 * preemption stream could not be opened (then preempted is never
+	 * reported, and the caller should say so). */
+	static bool register_vcpu(u32 id);
+	static void unregister_vcpu();
+	/* Number of vCPU ids in use; set before the threads start. */
+	static void set_nr_cpus(u32 n);
+	/* Whether preemption reporting works on this machine. */
+	static bool preemption_visible();
+
+	static u32 this_cpu() { return self; }
+	static u32 nr_cpus() { return nr; }
+	static void relax() { __builtin_ia32_pause(); }
+	static u64 clock() { return __builtin_ia32_rdtsc(); }
+
+	template <typename T>
+	static T &percpu(u32 cpu)
+	{
+		static T storage[max_cpus];
+
+		return storage[cpu];
+	}
+
+	static void wait(const u8 *ptr, u8 val);
+	static void kick(u32 cpu);
+	static bool vcpu_is_preempted(u32 cpu);
+	static bool yield_to(u32 cpu);
+	static bool yield_any();
+	static void hint_waiting_on(u32) {}
+	static void hint_holding(int) {}
+
+	/* Event counts, for the benchmark's report. */
+	struct Counters {
+		u64 waits, kicks, yields;
+	};
+	static Counters counters();
+	static void reset_counters();
+
+	/* Bound of one wait() in microseconds; 0 = none (tests use 0, so
+	 * that a lost wake-up hangs and the test's watchdog sees it). */
+	static u32 wait_bound_us;
+
+	static thread_local u32 self;
+	static u32 nr;
+};
+
+} /* namespace pvlock */
+
+#endif /* PVLOCK_USER_PLATFORM_H */

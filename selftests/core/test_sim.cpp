@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * pvlock: deterministic schedule exploration of every lock algorithm.
+ *
+ * Each case runs a few hundred seeds of the simulator (guest/sim): vCPUs loop
+ * lock / critical section / unlock while the simulated host preempts them at
+ * random atomic steps, halts them in wait() and wakes them on kick(). Checked:
+ *   - mutual exclusion (two vCPUs in the critical section);
+ *   - no lost wake-up (a state where every unfinished vCPU is halted);
+ *   - progress (the run ends within its step limit);
+ *   - bounded waiting for the fair locks: acquisitions that overtake a waiter
+ *     after its doorway (the RMW that queued it).
+ * Negative controls: a PV lock whose kicks are dropped, a lock whose
+ * test-and-set is not atomic, and the unfair lock held to a fair bound must
+ * each be caught.
+ *
+ * A failure prints its seed; `test_sim <case> <seed>` replays just that seed.
+ */
+#include "../../guest/core/algorithms.h"
+#include "../../guest/sim/sim.h"
+#include "harness.h"
+
+#include <stdlib.h>
+
+using namespace pvlock;
+
+namespace {
+
+struct Params {
+	u32 nvcpus = 4;
+	u32 npcpus = 2;
+	u32 iters = 12;
+	u32 cs_steps = 6;
+	u32 think_steps = 4;
+	u32 seeds = 300;
+	u32 overtake_bound = 0;		/* 0: do not check */
+	bool doorway_at_entry = false;	/* lock() has no doorway RMW: count from entry */
+	u32 nlocks = 1;
+	const LockWord *colliding[8];	/* nlocks locks, if > 1 */
+};
+
+u64 only_seed;	/* nonzero: replay this seed only */
+
+/* State of one run, shared by the vCPU fibers (one thread, no races). */
+struct RunState {
+	LockWord locks[64];
+	LockWord *lock[8];
+	u32 nlocks;
+	int in_cs[8];
+	u32 violations;
+	u32 total_acq;
+	u32 doorway_snapshot[SimPlatform::max_cpus];
+	bool waiting[SimPlatform::max_cpus];
+	u32 max_overtakes;
+	const Params *p;
+} rs;
+
+void on_doorway(u32 vcpu)
+{
+	if (rs.waiting[vcpu]) {
+		rs.doorway_snapshot[vcpu] = rs.total_acq;
+		rs.waiting[vcpu] = false;
+	}
+}
+
+template <typename A>
+void body(u32 vcpu, void *)
+{
+	const Params &p = *rs.p;
+	u32 r = vcpu * 7919 + 1;
+
+	for (u32 i = 0; i < p.iters; i++) {
+		u32 k = (r = r * 1103515245 + 12345) % rs.nlocks;
+		LockWord *l = rs.lock[k];
+
+		rs.waiting[vcpu] = true;
+		rs.doorway_snapshot[vcpu] = rs.total_acq;
+		A::lock(l);
+		if (!rs.waiting[vcpu] || p.doorway_at_entry) {
+			u32 overtakes = rs.total_acq - rs.doorway_snapshot[vcpu];
+
+			if (overtakes > rs.max_overtakes)
+				rs.max_overtakes = overtakes;
+		}
+		rs.waiting[vcpu] = false;
+		if (rs.in_cs[k]++)
+			rs.violations++;
+		for (u32 s = 0; s < p.cs_steps; s++)
+			SimPlatform::relax();
+		if (rs.in_cs[k] != 1)
+			rs.violations++;
+		rs.in_cs[k]--;
+		rs.total_acq++;
+		A::unlock(l);
+		for (u32 s = 0; s < p.think_steps; s++)
+			SimPlatform::relax();
+	}
+}
+
+struct Verdict {
+	u32 failed_seeds;
+	u64 first_seed;
+	const char *first_reason;
+	u32 worst_overtakes;
+	u64 preemptions, halts, kicks, yields;
+};
+
+template <typename A>
+Verdict explore(const Params &p, u64 first_seed = 1)
+{
+	Verdict v = {};
+
+	sim::doorway_hook = on_doorway;
+	for (u64 s = first_seed; s < first_seed + p.seeds; s++) {
+		if (only_seed && s != only_seed)
+			continue;
+		rs = RunState{};
+		rs.p = &p;
+		rs.nlocks = p.nlocks;
+		for (u32 k = 0; k < p.nlocks; k++)
+			rs.lock[k] = p.nlocks > 1 ? const_cast<LockWord *>(p.colliding[k])
+						  : &rs.locks[0];
+		for (u32 k = 0; k < p.nlocks; k++)
+			rs.lock[k]->val = 0;
+
+		sim::Config cfg;
+
+		cfg.nvcpus = p.nvcpus;
+		cfg.npcpus = p.npcpus;
+		cfg.seed = s;
+		sim::Result res = sim::run(cfg, body<A>, nullptr);
+		const char *why = nullptr;
+
+		if (res.outcome != sim::Outcome::done)
+			why = sim::outcome_name(res.outcome);
+		else if (rs.violations)
+			why = "mutual exclusion violated";
+		else if (p.overtake_bound && rs.max_overtakes > p.overtake_bound)
+			why = "waiter overtaken beyond the fairness bound";
+		else if (rs.total_acq != p.nvcpus * p.iters)
+			why = "acquisitions missing";
+		if (rs.max_overtakes > v.worst_overtakes)
+			v.worst_overtakes = rs.max_overtakes;
+		v.preemptions += res.preemptions;
+		v.halts += res.halts;
+		v.kicks += res.kicks;
+		v.yields += res.yields;
+		if (why) {
+			if (!v.failed_seeds++) {
+				v.first_seed = s;
+				v.first_reason = why;
+			}
+		}
+	}
+	sim::doorway_hook = nullptr;
+	return v;
+}
+
+template <typename A>
+void expect_correct(const Params &p)
+{
+	Verdict v = explore<A>(p);
+
+	printf("#   %s: %u seeds, worst overtakes %u, preemptions %llu, halts %llu, "
+	       "kicks %llu, yields %llu\n", A::name, p.seeds, v.worst_overtakes,
+	       (unsigned long long)v.preemptions, (unsigned long long)v.halts,
+	       (unsigned long long)v.kicks, (unsigned long long)v.yields);
+	EXPECT(v.failed_seeds == 0, "%s: %u seeds failed, first seed %llu: %s", A::name,
+	       v.failed_seeds, (unsigned long long)v.first_seed,
+	       v.first_reason ? v.first_reason : "");
+}
+
+template <typename A>
+void expect_caught(const Params &p, const char *what)
+{
+	Verdict v = explore<A>(p);
+
+	printf("#   negative control %s: %u of %u seeds caught (first seed %llu: %s)\n",
+	       what, v.failed_seeds, p.seeds, (unsigned long long)v.first_seed,
+	       v.first_reason ? v.first_reason : "-");
+	EXPECT(v.failed_seeds > 0, "the harness did not catch %s", what);
+}
+
+Params overcommit(u32 bound)
+{
+	Params p;
+
+	p.nvcpus = 6;		/* 3x overcommit of 2 simulated pCPUs */
+	p.npcpus = 2;
+	p.overtake_bound = bound;
+	return p;
+}
+
+/* A host that drops every kick: halted waiters must never wake. */
+struct SimNoKick : SimPlatform {
+	static void kick(u32) {}
+};
+
+/* Test-and-test-and-set without the atomic: load, then a separate store. */
+template <typename P>
+struct RacyTas {
+	static constexpr const char *name = "racy-tas";
+
+	static void lock(LockWord *l)
+	{
+		for (;;) {
+			if (P::load(&l->val, Order::acquire) == 0) {
+				P::store(&l->val, 1U, Order::relaxed);
+				return;
+			}
+			P::relax();
+		}
+	}
+
+	static void unlock(LockWord *l) { P::store(&l->val, 0U, Order::release); }
+};
+
+} /* namespace */
+
+/* Fair locks: after its doorway a waiter is overtaken by at most n - 1. */
+TEST("sim: ticket (native) is correct and FIFO under 3x overcommit")
+{
+	expect_correct<Ticket<SimPlatform>>(overcommit(5));
+}
+
+TEST("sim: pvticket is correct and FIFO under 3x overcommit")
+{
+	expect_correct<PvTicket<SimPlatform>>(overcommit(5));
+}
+
+TEST("sim: queued (native) is correct and FIFO under 3x overcommit")
+{
+	expect_correct<Queued<SimPlatform>>(overcommit(5));
+}
+
+/* Steals: at most 3 per queue head, so 5 + 3 * 6 overtakes at most. */
+TEST("sim: pvqueued is correct with bounded stealing under 3x overcommit")
+{
+	expect_correct<PvQueued<SimPlatform>>(overcommit(5 + 3 * 6));
+}
+
+TEST("sim: pvqueued without lock stealing is FIFO")
+{
+	tunables.lock_steal = false;
+	expect_correct<PvQueued<SimPlatform>>(overcommit(5));
+	tunables.lock_steal = true;
+}
+
+TEST("sim: pvqueued and pvticket halt at once (spin threshold 0)")
+{
+	Tunables saved = tunables;
+
+	tunables.spin_threshold = 0;
+	tunables.preempt_check_mask = 0;
+	expect_correct<PvTicket<SimPlatform>>(overcommit(5));
+	expect_correct<PvQueued<SimPlatform>>(overcommit(5 + 3 * 6));
+	tunables = saved;
+}
+
+TEST("sim: unfair lock is correct under 3x overcommit")
+{
+	expect_correct<UnfairTas<SimPlatform>>(overcommit(0));
+}
+
+TEST("sim: preemptable ticket lock is correct under 3x overcommit")
+{
+	expect_correct<PreemptTicket<SimPlatform>>(overcommit(0));
+}
+
+TEST("sim: backoff ticket lock is correct and FIFO under 3x overcommit")
+{
+	expect_correct<BackoffTicket<SimPlatform>>(overcommit(5));
+}
+
+TEST("sim: every algorithm without overcommit (4 vCPUs on 4 pCPUs)")
+{
+	Params p;
+
+	p.npcpus = 4;
+	expect_correct<Ticket<SimPlatform>>(p);
+	expect_correct<PvTicket<SimPlatform>>(p);
+	expect_correct<Queued<SimPlatform>>(p);
+	expect_correct<PvQueued<SimPlatform>>(p);
+	expect_correct<UnfairTas<SimPlatform>>(p);
+	expect_correct<PreemptTicket<SimPlatform>>(p);
+	expect_correct<BackoffTicket<SimPlatform>>(p);
+}
+
+TEST("sim: many vCPUs (12 on 2 pCPUs, 6x) for the PV locks")
+{
+	Params p;
+
+	p.nvcpus = 12;
+	p.iters = 6;
+	p.seeds = 100;
+	expect_correct<PvTicket<SimPlatform>>(p);
+	expect_correct<PvQueued<SimPlatform>>(p);
+	expect_correct<PreemptTicket<SimPlatform>>(p);
+}
+
+TEST("negative: pvticket on a host that drops kicks is caught")
+{
+	expect_caught<PvTicket<SimNoKick>>(overcommit(0), "dropped kicks (pvticket)");
+}
+
+TEST("negative: pvqueued on a host that drops kicks is caught")
+{
+	expect_caught<PvQueued<SimNoKick>>(overcommit(0), "dropped kicks (pvqueued)");
+}
+
+TEST("negative: a non-atomic test-and-set is caught")
+{
+	expect_caught<RacyTas<SimPlatform>>(overcommit(0), "non-atomic test-and-set");
+}
+
+TEST("negative: the unfair lock fails the FIFO bound")
+{
+	Params p = overcommit(5);
+
+	p.doorway_at_entry = true;
+	expect_caught<UnfairTas<SimPlatform>>(p, "unfairness");
+}
+
+namespace {
+
+struct TrylockCheck {
+	template <typename A>
+	void operator()()
+	{
+		LockWord l = { 0 };
+
+		EXPECT(A::value_unlocked(l.val), "%s: zero word is unlocked", A::name);
+		EXPECT(A::trylock(&l), "%s: trylock of a free lock", A::name);
+		EXPECT(A::is_locked(&l), "%s: is_locked after trylock", A::name);
+		EXPECT(!A::value_unlocked(l.val), "%s: held word", A::name);
+		EXPECT(!A::trylock(&l), "%s: trylock of a held lock", A::name);
+		A::unlock(&l);
+		EXPECT(!A::is_locked(&l), "%s: unlocked", A::name);
+		EXPECT(A::value_unlocked(l.val), "%s: word after unlock", A::name);
+		A::lock(&l);
+		EXPECT(!A::trylock(&l), "%s: trylock while locked", A::name);
+		A::unlock(&l);
+		EXPECT(A::trylock(&l), "%s: trylock after unlock", A::name);
+		A::unlock(&l);
+		/* 300 rounds wrap the 8-bit tickets. */
+		for (int i = 0; i < 300; i++) {
+			A::lock(&l);
+			A::unlock(&l);
+		}
+		EXPECT(A::value_unlocked(l.val), "%s: after ticket wrap", A::name);
+		EXPECT(A::trylock(&l), "%s: trylock after wrap", A::name);
+		A::unlock(&l);
+	}
+};
+
+} /* namespace */
+
+TEST("trylock: free succeeds, held fails, for every algorithm")
+{
+	for_each_algorithm<SimPlatform>(TrylockCheck{});
+}
+
+/* Seed 004's setting: several locks whose delays share one hash slot. */
+TEST("backoff: colliding locks, both collision policies")
+{
+	static LockWord pool[4096];
+	Params p = overcommit(0);
+	u32 n = 0;
+	u32 slot0 = lock_hash_slot(lock_hash(&pool[0]) | 1);
+
+	for (u32 i = 1; i < 4096 && n < 3; i++)
+		if (lock_hash_slot(lock_hash(&pool[i]) | 1) == slot0)
+			p.colliding[++n] = &pool[i];
+	p.colliding[0] = &pool[0];
+	EXPECT(n == 3, "found %u colliding locks", n);
+	p.nlocks = n + 1;
+
+	Tunables saved = tunables;
+
+	const Collision policies[] = { Collision::use_min, Collision::use_stored };
+
+	for (Collision c : policies) {
+		tunables.collision = c;
+		expect_correct<BackoffTicket<SimPlatform>>(p);
+	}
+
+	/* The policies differ exactly on a collision. */
+	bool hit;
+	LockHashEntry &e = LockHash<SimPlatform, BackoffTicket<SimPlatform>>::entry(&pool[0], &hit);
+
+	LockHash<SimPlatform, BackoffTicket<SimPlatform>>::store(&pool[0], e, 500);
+	tunables.collision = Collision::use_min;
+	EXPECT(BackoffTicket<SimPlatform>::start_delay(&pool[0]) == 500, "hit keeps delay");
+	EXPECT(BackoffTicket<SimPlatform>::start_delay(p.colliding[1]) == tunables.min_delay,
+	       "use_min: a colliding lock starts at min_delay");
+	tunables.collision = Collision::use_stored;
+	EXPECT(BackoffTicket<SimPlatform>::start_delay(p.colliding[1]) == 500,
+	       "use_stored: a colliding lock starts at the stored delay");
+	tunables = saved;
+}
+
+TEST("preemptable ticket: the timeout unit adapts to the hold time")
+{
+	u32 unit[2];
+	const u32 cs[2] = { 2, 300 };
+
+	for (int i = 0; i < 2; i++) {
+		Params p = overcommit(0);
+
+		p.cs_steps = cs[i];
+		p.seeds = 20;
+		expect_correct<PreemptTicket<SimPlatform>>(p);
+		/* vCPU 0's table after the last seed: the learnt hand-over time. */
+		unit[i] = PreemptTicket<SimPlatform>::unit(&rs.locks[0]);
+		printf("#   critical section %u steps: unit %u steps (floor %u)\n", cs[i],
+		       unit[i], PreemptTicket<SimPlatform>::min_unit);
+	}
+	EXPECT(unit[1] > unit[0], "a longer hold time must give a longer unit");
+	EXPECT(unit[1] > PreemptTicket<SimPlatform>::min_unit, "unit never left its floor");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 2)
+		only_seed = strtoull(argv[2], nullptr, 0);
+	return harness::run_all(argc, argv);
+}
