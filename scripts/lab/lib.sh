@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# Shared helpers for the nested-lab scripts (sourced, not run).
+#
+# The lab is L0 (this machine, QEMU TCG) -> L1 (stock Debian kernel, KVM modules loaded)
+# -> L2 (guests started by L1's QEMU with -accel kvm).  See docs/lab.md.
+
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LAB_TOP=$(cd "$LAB_DIR/../.." && pwd)
+: "${BUILD:=$LAB_TOP/build}"
+
+# The one L1 kernel the lab boots; its /lib/modules tree also supplies the stock KVM modules.
+LAB_KVER=6.12.117+deb12-amd64
+LAB_KERNEL=/boot/vmlinuz-$LAB_KVER
+LAB_MODDIR=/lib/modules/$LAB_KVER
+
+# Exit codes shared by l1-run and payloads.
+LAB_RC_PASS=0
+LAB_RC_FAIL=1
+LAB_RC_LABFAIL=2
+# A payload exits with this (EX_TEMPFAIL) to say "the lab broke under me, this is not a result";
+# l1-run then counts the attempt as a lab failure and retries it.
+LAB_RC_PAYLOAD_LABFAIL=75
+
+lab_log() { printf '%s: %s\n' "${LAB_PROG:-lab}" "$*" >&2; }
+die() { lab_log "error: $*"; exit "${LAB_DIE_RC:-2}"; }
+
+# require_file PATH WHAT: clear error instead of a hang or a cryptic QEMU message later.
+require_file() { [ -e "$1" ] || die "$2 not found: $1"; }
+
+# require_cmd CMD PACKAGE
+require_cmd() {
+	command -v "$1" >/dev/null 2>&1 ||
+		die "'$1' not found (Debian package $2; run scripts/lab/install-deps)"
+}
+
+# Check that ARG is a positive integer; NAME is the option, for the message.
+require_uint() { [[ $2 =~ ^[0-9]+$ ]] || die "$1 needs a non-negative integer, got '$2'"; }
+
+# --- The shared CPU lock --------------------------------------------------------------------
+# The machine has 2 cores shared by several engineers; every heavy job (each L0 QEMU run, each
+# build, each benchmark) holds /tmp/pvlock-cpu.lock.  l1-run takes it per attempt, so retries
+# and long batches let others in between.  A caller that already wraps us in
+# `flock /tmp/pvlock-cpu.lock ...` must not deadlock against itself: if the lock holder listed
+# in /proc/locks is one of our ancestors, we are already inside the lock and take nothing.
+LAB_CPU_LOCK=${PVLOCK_CPU_LOCK:-/tmp/pvlock-cpu.lock}
+LAB_LOCK_FD=
+
+_lab_lock_held_by_ancestor() {
+	local ino holders pid
+	ino=$(stat -c %i "$LAB_CPU_LOCK") || return 1
+	# /proc/locks: "N: FLOCK ADVISORY WRITE <pid> <maj>:<min>:<inode> 0 EOF"; waiters have "->".
+	holders=$(awk -v ino="$ino" '$2 != "->" { n = split($6, a, ":"); if (a[n] == ino) print $5 }' /proc/locks)
+	[ -n "$holders" ] || return 1
+	pid=$$
+	while [ -n "$pid" ] && [ "$pid" -gt 1 ]; do
+		for h in $holders; do [ "$h" = "$pid" ] && return 0; done
+		pid=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+	done
+	return 1
+}
+
+lab_cpu_lock() {
+	[ -z "$LAB_LOCK_FD" ] || return 0
+	touch "$LAB_CPU_LOCK" 2>/dev/null || true
+	if _lab_lock_held_by_ancestor; then
+		return 0
+	fi
+	exec {LAB_LOCK_FD}>>"$LAB_CPU_LOCK"
+	if ! flock -n "$LAB_LOCK_FD"; then
+		lab_log "waiting for the CPU lock $LAB_CPU_LOCK"
+		flock "$LAB_LOCK_FD"
+	fi
+}
+
+lab_cpu_unlock() {
+	[ -n "$LAB_LOCK_FD" ] || return 0
+	flock -u "$LAB_LOCK_FD"
+	exec {LAB_LOCK_FD}>&-
+	LAB_LOCK_FD=
+}
+
+# Quote one word for a POSIX shell (busybox ash reads what we write): 'it'\''s'.
+sh_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
