@@ -9,35 +9,44 @@
  *   - the word names its owner, so the queue head yields to a preempted owner
  *     (directed yield) instead of halting and leaving the choice to the host;
  *   - the head halts early when the owner is preempted, not only after
- *     SPIN_THRESHOLD spins;
- *   - stealing is bounded in the word: at most tunables.steal_limit (<= 3)
- *     steals per queue head, counted in the flags byte, so a halted head
- *     cannot starve.
+ *     spin_threshold spins;
+ * and what it keeps: a running vCPU may take a free lock ("steal") while the
+ * queue head is not spinning for it (halted, or not yet awake after its kick),
+ * because a halted head takes a wake-up to use the lock and a running vCPU
+ * does not. The head blocks steals while it spins (q_head_spinning, the role
+ * of qspinlock's pending bit), so once awake it gets the lock at the next
+ * release. With tunables.lock_steal off the lock is strictly FIFO.
  *
  * Lock word (little-endian):
  *
  *   byte 0     owner   owner_encode(cpu) of the holder; 0 = free
- *   byte 1     flags   q_slow: the queue head is halted, the unlocker kicks it
- *                      q_steals (2 bits): locks stolen past this queue head
+ *   byte 1     flags   q_slow: the queue head is halted; the next unlock
+ *                              kicks it and clears q_slow
+ *                      q_head_spinning: the queue head runs and waits for
+ *                              the lock; nobody steals
  *   bytes 2-3  tail    (cpu + 1) << 2 | nesting level of the last waiter
  *
  * State legend (tail, flags, owner), transitions:
  *
- *   fast lock:   (0, 0, 0)    -> (0, 0, me)          cmpxchg of the word
- *   steal:       (*, slow|s, 0) -> (*, slow|s+1, me)  s < steal_limit (PV)
- *   enqueue:     (t, *, *)    -> (me, *, *)           xchg of the tail half
- *   head takes:  (n, *, 0)    -> (n, 0, me)           n != our tail
- *                (me, *, 0)   -> (0, 0, me)           we are the last waiter
- *   head halts:  (*, f, o)    -> (*, f | slow, o)     o != 0 (PV)
- *   unlock:      (*, f, me)   -> (*, f, 0)            native: store-release;
- *                                                     PV: fetch_and, then kick
- *                                                     the head if f has slow
+ *   fast lock:   (0, 0, 0)        -> (0, 0, me)          cmpxchg of the word
+ *   steal:       (*, !spin, 0)    -> (*, !spin, me)      PV, if lock_steal
+ *   enqueue:     (t, *, *)        -> (me, *, *)          xchg of the tail half
+ *   head runs:   (*, f, *)        -> (*, f | spin, *)    PV
+ *   head takes:  (n, *, 0)        -> (n, 0, me)          n != our tail
+ *                (me, *, 0)       -> (0, 0, me)          we are the last waiter
+ *   head halts:  (*, spin, o)     -> (*, slow, o)        o != 0 (PV, cmpxchg)
+ *   hand-over:   (*, f, me)       -> (*, f | slow, me)   successor halted (PV)
+ *   unlock:      (*, f, me)       -> (*, f & ~slow, 0)   native: store-release
+ *                                                        of owner; PV: fetch_and,
+ *                                                        then kick the head if f
+ *                                                        had slow
  *
- * Only the queue head clears q_slow and q_steals (when it takes the lock), so a
- * halted head is kicked by every unlock until it runs: a kick is never lost,
- * only sometimes early. The MCS hand-over to a halted successor does not kick
- * it (it would only spin on a held lock): the holder marks it head_halted and
- * sets q_slow, and the holder's own unlock kicks it, as pv_kick_node() does.
+ * A head sets q_slow only while the lock is held (its cmpxchg expects the
+ * owner it saw), so the unlock that ends that hold sees q_slow and kicks it:
+ * one kick per halt, as in pvqspinlock. The MCS hand-over to a halted
+ * successor does not kick it (it would only spin on a held lock): the holder
+ * marks it head_halted and sets q_slow, and the holder's own unlock kicks it,
+ * as pv_kick_node() does.
  */
 #ifndef PVLOCK_CORE_QUEUED_H
 #define PVLOCK_CORE_QUEUED_H
@@ -52,8 +61,7 @@ namespace pvlock {
 
 constexpr u32 q_owner_mask = 0xffU;
 constexpr u32 q_slow = 1U << 8;
-constexpr u32 q_steal_unit = 1U << 10;
-constexpr u32 q_steal_mask = 3U << 10;
+constexpr u32 q_head_spinning = 1U << 9;
 constexpr u32 q_tail_shift = 16;
 constexpr u32 q_tail_mask = 0xffffU << q_tail_shift;
 
@@ -102,12 +110,13 @@ struct PvQueued {
 		} else {
 			P::hint_holding(-1);
 			/*
-			 * An RMW, not a store: we must read q_slow atomically with
-			 * the release (a head that sets it after we cleared the
-			 * owner sees owner 0 and does not halt). Full barrier:
-			 * pairs with the head's fetch_or of q_slow.
+			 * An RMW, not a store: we must read and clear q_slow
+			 * atomically with the release (a head sets it only while
+			 * the owner it saw still holds the lock). Full barrier:
+			 * pairs with the head's cmpxchg that sets q_slow.
 			 */
-			u32 old = P::fetch_and(&l->val, ~q_owner_mask, Order::seq_cst);
+			u32 old = P::fetch_and(&l->val, ~(q_owner_mask | q_slow),
+					       Order::seq_cst);
 
 			if (old & q_slow)
 				kick_head(l);
@@ -140,7 +149,8 @@ private:
 		return WaitNodes<P>::at((tail >> 2) - 1U, tail & 3U);
 	}
 
-	/* One attempt to take a free lock past a halted head (PV only). */
+	/* One attempt to take a free lock past a queue head that is not
+	 * spinning for it (PV only). */
 	static inline bool try_steal(LockWord *l, u32 me)
 	{
 		if constexpr (!P::pv)
@@ -148,11 +158,10 @@ private:
 		if (!tunables.lock_steal)
 			return false;
 		u32 v = P::load(&l->val, Order::relaxed);
-		u32 limit = tunables.steal_limit < 3 ? tunables.steal_limit : 3;
 
-		if (!(v & q_slow) || q_owner(v) || (v & q_steal_mask) >= limit * q_steal_unit)
+		if (q_owner(v) || (v & q_head_spinning))
 			return false;
-		return P::cmpxchg(&l->val, &v, (v + q_steal_unit) | me, Order::acquire);
+		return P::cmpxchg(&l->val, &v, v | me, Order::acquire);
 	}
 
 	static void lock_slow(LockWord *l, u32 me)
@@ -243,11 +252,14 @@ private:
 		u32 spins = 0;
 		bool last;
 
+		if constexpr (P::pv)
+			if (tunables.lock_steal)
+				P::fetch_or(&l->val, q_head_spinning, Order::relaxed);
 		for (;;) {
 			u32 v = P::load(&l->val, Order::acquire);
 
 			if (q_owner(v) == 0) {
-				u32 nv = (v & ~(q_slow | q_steal_mask | q_owner_mask)) | me;
+				u32 nv = (v & ~(q_slow | q_head_spinning | q_owner_mask)) | me;
 
 				last = q_tail(v) == mytail;
 				if (last)
@@ -276,7 +288,6 @@ private:
 			halt_head(l, node, owner);
 			spins = 0;
 		}
-		P::store(&node->state, static_cast<u8>(node_running), Order::relaxed);
 		if constexpr (P::pv)
 			P::hint_waiting_on(no_cpu);
 		/*
@@ -290,19 +301,28 @@ private:
 	static void halt_head(LockWord *l, WaitNode *node, u32 owner)
 	{
 		P::store(&node->state, static_cast<u8>(node_head_halted), Order::relaxed);
-		/*
-		 * (*, f, o) -> (*, f | slow, o). Full barrier: pairs with the
-		 * unlocker's fetch_and; either it sees q_slow and our state and
-		 * kicks us, or we see the owner gone and do not halt.
-		 */
-		u32 v = P::fetch_or(&l->val, q_slow, Order::seq_cst);
-		u8 o = q_owner(v);
 
-		if (o) {
-			P::hint_waiting_on(owner);
-			P::wait(byte_of(l, 0), o);
+		u32 v = P::load(&l->val, Order::relaxed);
+
+		for (;;) {
+			if (!q_owner(v))
+				goto awake;	/* released meanwhile: go and take it */
+			/*
+			 * (*, spin, o) -> (*, slow, o), only while o holds the
+			 * lock. Full barrier: pairs with the unlocker's fetch_and;
+			 * either it sees q_slow and our state and kicks us, or our
+			 * cmpxchg sees the owner gone and fails.
+			 */
+			if (P::cmpxchg(&l->val, &v, (v & ~q_head_spinning) | q_slow,
+				       Order::seq_cst))
+				break;
 		}
+		P::hint_waiting_on(owner);
+		P::wait(byte_of(l, 0), q_owner(v));
+awake:
 		P::store(&node->state, static_cast<u8>(node_running), Order::relaxed);
+		if (tunables.lock_steal)
+			P::fetch_or(&l->val, q_head_spinning, Order::relaxed);
 	}
 
 	/*

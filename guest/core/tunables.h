@@ -29,8 +29,6 @@ struct Tunables {
 	bool directed_yield;
 	/* Let a running vCPU take a free lock while the queue head is halted. */
 	bool lock_steal;
-	/* Steals past one queued head before stealing stops (at most 3). */
-	u8 steal_limit;
 	/* Ticket waiters this far from the head yield or halt at once. */
 	u8 deep_waiter;
 	/* backoff: collision policy of the per-CPU delay table */
@@ -45,7 +43,6 @@ inline Tunables tunables = {
 	/* .preempt_check_mask = */ 255,
 	/* .directed_yield = */ true,
 	/* .lock_steal = */ true,
-	/* .steal_limit = */ 3,
 	/* .deep_waiter = */ 3,
 	/* .collision = */ Collision::use_min,
 	/* .min_delay = */ 1,

@@ -85,9 +85,9 @@ bool UserPlatform::register_vcpu(u32 id)
 	return false;
 }
 
-void UserPlatform::unregister_vcpu()
+void UserPlatform::unregister_vcpu(u32 id)
 {
-	Vcpu &v = vcpus[self];
+	Vcpu &v = vcpus[id];
 	perf_event_mmap_page *m = __atomic_exchange_n(&v.sched, nullptr, __ATOMIC_ACQ_REL);
 
 	/*

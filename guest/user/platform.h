@@ -35,7 +35,7 @@ struct UserPlatform : BuiltinAtomics {
 	 * preemption stream could not be opened (then preempted is never
 	 * reported, and the caller should say so). */
 	static bool register_vcpu(u32 id);
-	static void unregister_vcpu();
+	static void unregister_vcpu(u32 id);
 	/* Number of vCPU ids in use; set before the threads start. */
 	static void set_nr_cpus(u32 n);
 	/* Whether preemption reporting works on this machine. */

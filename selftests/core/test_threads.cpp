@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * pvlock: every algorithm on real threads under real overcommit.
+ *
+ * Threads play vCPUs on the user-space platform (futex wait/kick, preemption
+ * from the scheduler's context-switch records), confined to the machine's
+ * cores with four threads per core. Waits are unbounded here, so a lost
+ * wake-up hangs a vCPU and the cell's watchdog reports it. Built plain and
+ * with ThreadSanitizer by the top-level Makefile.
+ *
+ * Negative controls run in a child process (a hung cell leaves threads
+ * behind): a lock whose test-and-set is not atomic must break the counter,
+ * and a PV lock on a platform that drops kicks must hang.
+ */
+#include "../../guest/user/thread_lab.h"
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace pvlock;
+
+namespace {
+
+u32 ncores()
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	u32 n = CPU_COUNT(&set);
+
+	return n > 8 ? 8 : n;
+}
+
+/* Scaled down under a sanitizer, which is ~10x slower. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr u32 cell_ms = 150;
+#else
+constexpr u32 cell_ms = 300;
+#endif
+
+CellConfig overcommit(u32 factor)
+{
+	CellConfig c;
+
+	c.ncores = ncores();
+	c.nthreads = c.ncores * factor;
+	c.duration_ms = cell_ms;
+	c.cs_work = 30;
+	c.think_work = 100;
+	return c;
+}
+
+void check_lock(const LockOps &ops)
+{
+	CellConfig cfg = overcommit(4);
+	CellResult r = run_cell(ops, cfg);
+
+	printf("#   %-14s %u threads on %u cores: %llu acquisitions, per thread %llu..%llu, "
+	       "waits %llu kicks %llu yields %llu\n", ops.name, cfg.nthreads, cfg.ncores,
+	       (unsigned long long)r.acquisitions, (unsigned long long)r.min_thread,
+	       (unsigned long long)r.max_thread, (unsigned long long)r.events.waits,
+	       (unsigned long long)r.events.kicks, (unsigned long long)r.events.yields);
+	EXPECT(!r.hung, "%s: a vCPU never returned (lost wake-up?)", ops.name);
+	EXPECT(!r.exclusion_broken, "%s: two holders at once", ops.name);
+	EXPECT(r.acquisitions > 0, "%s: no progress", ops.name);
+}
+
+/* Run fn in a child; returns its exit status (or 128 + signal). */
+int in_child(int (*fn)())
+{
+	fflush(stdout);
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(fn());
+	int status;
+
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+struct UserNoKick : UserPlatform {
+	static void kick(u32) {}
+};
+
+template <typename P>
+struct RacyTas {
+	static constexpr const char *name = "racy-tas";
+
+	/* The check and the set are separate steps, with a window between. */
+	static void lock(LockWord *l)
+	{
+		for (;;) {
+			if (P::load(&l->val, Order::acquire) == 0) {
+				for (int i = 0; i < 20; i++)
+					P::relax();
+				P::store(&l->val, 1U, Order::relaxed);
+				return;
+			}
+			P::relax();
+		}
+	}
+
+	static void unlock(LockWord *l) { P::store(&l->val, 0U, Order::release); }
+};
+
+} /* namespace */
+
+TEST("threads: every lock keeps mutual exclusion and wakes every waiter at 4x")
+{
+	UserPlatform::wait_bound_us = 0;
+	for_each_user_lock([](const LockOps &ops) { check_lock(ops); });
+}
+
+TEST("threads: preempted vCPUs are seen as preempted, running ones are not")
+{
+	/* Two spinning threads on one core: each is preempted half the time. */
+	static bool stop;
+	static u32 registered;
+	static u32 seen_preempted[2], seen_running[2];
+	pthread_t t[2];
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	__atomic_store_n(&stop, false, __ATOMIC_RELAXED);
+	UserPlatform::set_nr_cpus(2);
+	for (long i = 0; i < 2; i++) {
+		pthread_create(&t[i], nullptr, [](void *arg) -> void * {
+			cpu_set_t c;
+
+			CPU_ZERO(&c);
+			CPU_SET(0, &c);
+			pthread_setaffinity_np(pthread_self(), sizeof(c), &c);
+			UserPlatform::register_vcpu(static_cast<u32>(reinterpret_cast<long>(arg)));
+			__atomic_fetch_add(&registered, 1, __ATOMIC_RELEASE);
+			while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+				UserPlatform::relax();
+			return nullptr;
+		}, reinterpret_cast<void *>(i));
+	}
+	while (__atomic_load_n(&registered, __ATOMIC_ACQUIRE) < 2)
+		usleep(1000);
+	/* The sampler must not run on core 0 itself, or it preempts both. */
+	cpu_set_t others;
+
+	CPU_ZERO(&others);
+	for (u32 c = 1; c < ncores(); c++)
+		CPU_SET(c, &others);
+	if (!UserPlatform::preemption_visible()) {
+		printf("#   SKIP: perf context-switch records unavailable here\n");
+	} else if (ncores() < 2 ||
+		   pthread_setaffinity_np(pthread_self(), sizeof(others), &others)) {
+		printf("#   SKIP: needs a second core for the sampler\n");
+	} else {
+		/* Sample for up to 4 s, until both states were seen for both. */
+		for (int k = 0; k < 200000; k++) {
+			for (u32 i = 0; i < 2; i++) {
+				if (UserPlatform::vcpu_is_preempted(i))
+					seen_preempted[i]++;
+				else
+					seen_running[i]++;
+			}
+			if (k >= 2000 && seen_preempted[0] && seen_preempted[1] &&
+			    seen_running[0] && seen_running[1])
+				break;
+			usleep(20);
+		}
+		printf("#   vCPU0 preempted %u / running %u, vCPU1 preempted %u / running %u\n",
+		       seen_preempted[0], seen_running[0], seen_preempted[1], seen_running[1]);
+		for (int i = 0; i < 2; i++) {
+			EXPECT(seen_preempted[i] > 0, "vCPU%d never seen preempted", i);
+			EXPECT(seen_running[i] > 0, "vCPU%d never seen running", i);
+		}
+		cpu_set_t all;
+
+		CPU_ZERO(&all);
+		for (u32 c = 0; c < ncores(); c++)
+			CPU_SET(c, &all);
+		pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+	}
+	__atomic_store_n(&stop, true, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], nullptr);
+		UserPlatform::unregister_vcpu(i);
+	}
+}
+
+TEST("negative: a non-atomic test-and-set breaks the counter and is caught")
+{
+	int rc = in_child([]() {
+		CellConfig cfg = overcommit(2);
+		CellResult r = run_cell(lock_ops<RacyTas<UserPlatform>>(), cfg);
+
+		return r.exclusion_broken ? 0 : 1;
+	});
+
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer may see the race first and exit with its status. */
+	if (rc == 66)
+		rc = 0;
+#endif
+	EXPECT(rc == 0, "the harness did not catch a broken test-and-set (rc %d)", rc);
+}
+
+TEST("negative: a PV lock on a platform that drops kicks hangs and is caught")
+{
+	int rc = in_child([]() {
+		CellConfig cfg = overcommit(4);
+
+		UserPlatform::wait_bound_us = 0;
+		tunables.spin_threshold = 64;	/* halt soon, so kicks matter */
+		cfg.watchdog_ms = 3000;
+		CellResult r = run_cell(lock_ops<PvTicket<UserNoKick>>(), cfg);
+
+		return r.hung ? 0 : 1;
+	});
+
+	EXPECT(rc == 0, "the harness did not catch dropped kicks (rc %d)", rc);
+}
+
+int main(int argc, char **argv)
+{
+	return harness::run_all(argc, argv);
+}
