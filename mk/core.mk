@@ -54,7 +54,7 @@ $(CORE_BUILD)/pvlock-bench: $(TOP)/guest/user/bench.cpp $(USER_SRCS) $(CORE_HEAD
 
 # Each binary prints TAP and a closing "N passed, N failed"; the summary
 # line at the end adds them up for CI.
-core-test: $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan $(CORE_BUILD)/test_threads \
+core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan $(CORE_BUILD)/test_threads \
 	   $(CORE_BUILD)/test_threads.tsan $(CORE_BUILD)/freestanding_check.o
 	@$(TOP)/scripts/run-tests core \
 		"$(TOP)/scripts/check-object $(CORE_BUILD)/freestanding_check.o '^(pvlock_check_[a-z_]+)$$'" \
@@ -69,7 +69,7 @@ BENCH_OUT ?= $(BUILD)/bench
 BENCH_ARGS ?= --repeats 5 --duration-ms 500
 
 # Takes the machine-wide CPU lock so that no build or VM runs beside it.
-bench: $(CORE_BUILD)/pvlock-bench
+bench: deps-core $(CORE_BUILD)/pvlock-bench
 	@mkdir -p $(BENCH_OUT)
 	flock /tmp/pvlock-cpu.lock $(CORE_BUILD)/pvlock-bench $(BENCH_ARGS) --csv $(BENCH_OUT)/results.csv
 	$(TOP)/scripts/bench-report $(BENCH_OUT)/results.csv --svg $(BENCH_OUT)/throughput.svg --targets \
@@ -78,3 +78,7 @@ bench: $(CORE_BUILD)/pvlock-bench
 
 bench-quick: BENCH_ARGS := --repeats 1 --duration-ms 150
 bench-quick: bench
+
+.PHONY: deps-core
+deps-core:
+	@$(TOP)/scripts/install-deps make g++ libtsan2 libubsan1 util-linux python3
