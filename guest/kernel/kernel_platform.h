@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pvlock: the kernel platform of guest/core (see guest/core/platform.h).
+ *
+ * Freestanding C++: no kernel header. Whatever needs the kernel goes through
+ * the C layer (pvlock_glue.h): hypercalls, the CPU -> APIC ID map, the shared
+ * areas. The hot paths need no call: the CPU number and this CPU's shared
+ * area are per-CPU variables of the C layer, read and written %gs-relative
+ * exactly as this_cpu_read()/this_cpu_add() do on x86_64 (the per-CPU
+ * section is zero-based, so a per-CPU symbol is its own %gs offset).
+ *
+ * Everything here is in an unnamed namespace: every algorithm instantiated on
+ * KernelPlatform then has internal linkage, so g++ emits it in plain .text
+ * and .bss instead of COMDAT sections the kernel linker script does not know.
+ */
+#ifndef PVLOCK_KERNEL_PLATFORM_H
+#define PVLOCK_KERNEL_PLATFORM_H
+
+#include "guest/core/atomic.h"
+#include "guest/core/platform.h"
+#include "guest/kernel/pvlock_glue.h"
+
+#ifndef PVLOCK_MAX_CPUS
+#error "PVLOCK_MAX_CPUS (CONFIG_NR_CPUS) comes from scripts/guest/Makefile.cxx"
+#endif
+
+/* Per-CPU variables of the C layer: only their %gs offsets are used. */
+extern "C" pvlock::u32 pvlock_cpu_number;
+extern "C" struct pvlock_vcpu_area pvlock_vcpu_area;
+
+namespace pvlock {
+namespace {
+
+template <typename T>
+struct alignas(64) PerCpuSlot {
+	T v;
+};
+
+/*
+ * percpu<T>(cpu) storage: one zero-initialised (.bss) array per T, indexed
+ * by CPU number. Trivial types only, so there is no constructor to run.
+ */
+template <typename T>
+PerCpuSlot<T> percpu_table[PVLOCK_MAX_CPUS];
+
+struct KernelPlatform : BuiltinAtomics {
+	static constexpr bool pv = true;
+	static constexpr u32 max_cpus = PVLOCK_MAX_CPUS;
+
+	static inline u32 this_cpu()
+	{
+		u32 cpu;
+
+		asm volatile("movl %%gs:%P1, %0" : "=r"(cpu) : "i"(&pvlock_cpu_number));
+		return cpu;
+	}
+
+	static inline u32 nr_cpus()
+	{
+		return __atomic_load_n(&pvlock_nr_cpus, __ATOMIC_RELAXED);
+	}
+
+	/* cpu_relax(): PAUSE, which the host sees (pause-loop exiting). */
+	static inline void relax()
+	{
+		asm volatile("pause" ::: "memory");
+	}
+
+	static inline u64 clock()
+	{
+		u32 lo, hi;
+
+		asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		return (static_cast<u64>(hi) << 32) | lo;
+	}
+
+	template <typename T>
+	static inline T &percpu(u32 cpu)
+	{
+		static_assert(__is_trivial(T), "percpu<T>: T must be trivial (no constructor)");
+		return percpu_table<T>[cpu].v;
+	}
+
+	static inline void wait(const u8 *ptr, u8 val)
+	{
+		pvlock_k_wait(ptr, val);
+	}
+
+	static inline void kick(u32 cpu)
+	{
+		pvlock_k_kick(cpu);
+	}
+
+	static inline bool vcpu_is_preempted(u32 cpu)
+	{
+		const struct pvlock_vcpu_area *a = pvlock_area_of[cpu];
+
+		return a && (__atomic_load_n(&a->preempted, __ATOMIC_RELAXED) &
+			     PVLOCK_PREEMPTED);
+	}
+
+	static inline bool yield_to(u32 cpu)
+	{
+		return pvlock_k_yield(cpu);
+	}
+
+	static inline bool yield_any()
+	{
+		return pvlock_k_yield(no_cpu);
+	}
+
+	/* Hints live in this CPU's shared area; plain per-CPU stores. */
+	static inline void hint_waiting_on(u32 cpu)
+	{
+		u32 apicid = cpu == no_cpu ? static_cast<u32>(PVLOCK_VCPU_ANY) :
+					     pvlock_apicid[cpu];
+
+		asm volatile("movl %1, %%gs:%P0"
+			     : : "i"(&pvlock_vcpu_area.wait_vcpu), "r"(apicid)
+			     : "memory");
+	}
+
+	static inline void hint_holding(int delta)
+	{
+		asm volatile("addl %1, %%gs:%P0"
+			     : : "i"(&pvlock_vcpu_area.locks_held), "ri"(delta)
+			     : "memory", "cc");
+	}
+};
+
+} /* namespace */
+} /* namespace pvlock */
+
+#endif /* PVLOCK_KERNEL_PLATFORM_H */

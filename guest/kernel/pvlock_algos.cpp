@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvlock: the algorithms of guest/core instantiated on the kernel platform,
+ * and the table the C layer dispatches through (pvlock_glue.h).
+ *
+ * Freestanding C++: no kernel header, no constructor, no exception, no RTTI.
+ * The table is constant-initialised (it lands in .data.rel.ro), and every
+ * function it points at has internal linkage (kernel_platform.h).
+ */
+#include "guest/core/types.h"
+
+/*
+ * guest/core/tunables.h defines its one instance as a C++17 inline variable:
+ * vague linkage, emitted as a COMDAT .data._Z* section that the kernel
+ * linker script does not place (an orphan). This object is the only C++
+ * translation unit of the kernel, so internal linkage is equivalent here.
+ * TODO(core): a storage-class hook in tunables.h instead of this.
+ */
+#define inline static
+#include "guest/core/tunables.h"
+#undef inline
+
+#include "guest/core/algorithms.h"
+#include "guest/kernel/kernel_platform.h"
+
+namespace pvlock {
+namespace {
+
+/*
+ * The negative control of the benchmark: a test-and-set lock that tests and
+ * sets with two separate accesses, so two CPUs can both see the lock free
+ * and both "acquire" it. The benchmark must report its mutual-exclusion
+ * violations; it is never selectable as the kernel's spinlock.
+ */
+template <typename P>
+struct BrokenTas {
+	static constexpr const char *name = "broken";
+
+	static inline void lock(LockWord *l)
+	{
+		while (P::load(&l->val, Order::relaxed) != 0)
+			P::relax();
+		/* the bug: the window between the test and the set */
+		P::relax();
+		P::store(&l->val, 1U, Order::relaxed);
+	}
+
+	static inline bool trylock(LockWord *l)
+	{
+		if (P::load(&l->val, Order::relaxed) != 0)
+			return false;
+		P::store(&l->val, 1U, Order::relaxed);
+		return true;
+	}
+
+	static inline void unlock(LockWord *l)
+	{
+		P::store(&l->val, 0U, Order::release);
+	}
+
+	static inline bool is_locked(const LockWord *l)
+	{
+		return P::load(&l->val, Order::relaxed) != 0;
+	}
+
+	static inline bool is_contended(const LockWord *) { return false; }
+	static constexpr bool value_unlocked(u32 v) { return v == 0; }
+};
+
+/*
+ * The out-of-line functions the C layer calls (through static calls for the
+ * kernel's spinlocks, through pointers for the benchmark). The algorithm is
+ * inlined into each, so a static call lands straight in the algorithm.
+ */
+#define PVLOCK_LOCKFUNC __attribute__((__noinline__))
+
+template <typename A>
+struct Entry {
+	static PVLOCK_LOCKFUNC void lock(LockWord *l) { A::lock(l); }
+	static PVLOCK_LOCKFUNC bool trylock(LockWord *l) { return A::trylock(l); }
+	static PVLOCK_LOCKFUNC void unlock(LockWord *l) { A::unlock(l); }
+	static bool is_locked(LockWord *l) { return A::is_locked(l); }
+	static bool is_contended(LockWord *l) { return A::is_contended(l); }
+	static bool value_unlocked(u32 v) { return A::value_unlocked(v); }
+};
+
+template <typename A>
+constexpr pvlock_algo entry(bool pv, bool bench_only)
+{
+	return pvlock_algo{
+		A::name, pv, bench_only,
+		&Entry<A>::lock, &Entry<A>::trylock, &Entry<A>::unlock,
+		&Entry<A>::is_locked, &Entry<A>::is_contended,
+		&Entry<A>::value_unlocked,
+	};
+}
+
+using KP = KernelPlatform;
+
+} /* namespace */
+} /* namespace pvlock */
+
+using namespace pvlock;
+
+/* First entry: the default when the host speaks pvlock. */
+extern "C" const pvlock_algo pvlock_algos[] = {
+	entry<PvQueued<KP>>(true, false),
+	entry<PvTicket<KP>>(true, false),
+	entry<PreemptTicket<KP>>(true, false),
+	entry<BackoffTicket<KP>>(true, false),
+	entry<UnfairTas<KP>>(true, false),
+	entry<Queued<KP>>(false, false),
+	entry<Ticket<KP>>(false, false),
+	entry<BrokenTas<KP>>(false, true),
+};
+
+extern "C" const unsigned int pvlock_nr_algos =
+	sizeof(pvlock_algos) / sizeof(pvlock_algos[0]);

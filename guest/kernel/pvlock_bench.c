@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvlock: the in-kernel lock benchmark, in debugfs.
+ *
+ *   /sys/kernel/debug/pvlock/algos   the algorithms, one per line, then
+ *                                    "spinlock" (the kernel's spinlock_t,
+ *                                    whatever arch_spin_*() currently are)
+ *   /sys/kernel/debug/pvlock/bench   write a run, read its results
+ *
+ * A run is one line of key=value words, every one optional:
+ *   algo=<name>|all   all = every selectable algorithm, then spinlock;
+ *                     "broken" (the negative control) only when named
+ *   duration_ms=200   measured window per algorithm
+ *   hold_ns=0         busy time inside the critical section (ndelay)
+ *   think_ns=0        busy time between two acquisitions (ndelay)
+ *   threads=0         kthreads, bound round-robin to the online CPUs;
+ *                     0 = one per online CPU
+ * The write returns when the run is over; reading the file then gives one
+ * line per algorithm:
+ *   algo=pvqueued threads=4 duration_ms=200 hold_ns=0 think_ns=0
+ *   acquisitions=N throughput_per_s=N min_thread=N max_thread=N
+ *   fairness_permille=N violations=N lost_updates=N verdict=ok|FAIL
+ * fairness_permille is 1000 * min_thread / max_thread. violations counts
+ * critical sections that found another thread inside, lost_updates the
+ * increments of the protected counter that went missing: both are zero for
+ * any correct lock, and verdict=FAIL otherwise.
+ */
+#define pr_fmt(fmt) "pvlock-bench: " fmt
+
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/init.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include "guest/kernel/pvlock_glue.h"
+
+#define BENCH_MAX_THREADS	NR_CPUS
+#define BENCH_OUT_SIZE		8192
+
+struct bench_cfg {
+	char algo[32];
+	unsigned int duration_ms;
+	unsigned int hold_ns;
+	unsigned int think_ns;
+	unsigned int threads;
+};
+
+/* What every thread of one algorithm's run shares. */
+struct bench_shared {
+	const struct pvlock_algo *algo;	/* NULL: the spinlock_t peer */
+	arch_spinlock_t word;		/* the pvlock algorithm's lock word */
+	spinlock_t spin;		/* the peer */
+	unsigned int hold_ns, think_ns;
+	/* written under the lock only */
+	unsigned long counter ____cacheline_aligned;
+	unsigned int inside;
+	/* start and stop */
+	bool go ____cacheline_aligned;
+	bool stop;
+	wait_queue_head_t go_wq;
+	atomic_t running;
+};
+
+struct bench_thread {
+	struct bench_shared *sh;
+	struct task_struct *task;
+	u64 acquisitions;
+	u64 violations;
+} ____cacheline_aligned;
+
+static DEFINE_MUTEX(bench_mutex);
+static char *bench_out;
+static size_t bench_out_len;
+
+static void bench_lock(struct bench_shared *sh)
+{
+	if (sh->algo) {
+		preempt_disable();
+		sh->algo->lock((pvlock_word_t *)&sh->word);
+	} else {
+		spin_lock(&sh->spin);
+	}
+}
+
+static void bench_unlock(struct bench_shared *sh)
+{
+	if (sh->algo) {
+		sh->algo->unlock((pvlock_word_t *)&sh->word);
+		preempt_enable();
+	} else {
+		spin_unlock(&sh->spin);
+	}
+}
+
+static int bench_thread_fn(void *arg)
+{
+	struct bench_thread *t = arg;
+	struct bench_shared *sh = t->sh;
+
+	wait_event(sh->go_wq, READ_ONCE(sh->go) || kthread_should_stop());
+	atomic_inc(&sh->running);
+	while (!READ_ONCE(sh->stop) && !kthread_should_stop()) {
+		bench_lock(sh);
+		/* Another thread inside: mutual exclusion is broken. */
+		if (READ_ONCE(sh->inside))
+			t->violations++;
+		WRITE_ONCE(sh->inside, 1);
+		if (sh->hold_ns)
+			ndelay(sh->hold_ns);
+		/* A plain read-modify-write: lost if two threads overlap. */
+		WRITE_ONCE(sh->counter, READ_ONCE(sh->counter) + 1);
+		WRITE_ONCE(sh->inside, 0);
+		bench_unlock(sh);
+		t->acquisitions++;
+		if (sh->think_ns)
+			ndelay(sh->think_ns);
+		cond_resched();
+	}
+	atomic_dec(&sh->running);
+	/* Wait for kthread_stop(), which reads nothing more from us. */
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+	return 0;
+}
+
+static void bench_printf(const char *fmt, ...)
+{
+	va_list args;
+
+	if (bench_out_len >= BENCH_OUT_SIZE - 1)
+		return;
+	va_start(args, fmt);
+	bench_out_len += vscnprintf(bench_out + bench_out_len,
+				    BENCH_OUT_SIZE - bench_out_len, fmt, args);
+	va_end(args);
+}
+
+static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo)
+{
+	unsigned int n = cfg->threads ? cfg->threads : num_online_cpus();
+	struct bench_thread *threads;
+	struct bench_shared *sh;
+	u64 total = 0, min = U64_MAX, max = 0, violations = 0, start, ns;
+	unsigned int i, cpu;
+	int ret = 0;
+
+	n = min_t(unsigned int, n, BENCH_MAX_THREADS);
+	sh = kzalloc(sizeof(*sh), GFP_KERNEL);
+	threads = kcalloc(n, sizeof(*threads), GFP_KERNEL);
+	if (!sh || !threads) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	sh->algo = algo;
+	/* kzalloc: the lock word is zero, unlocked for every algorithm */
+	spin_lock_init(&sh->spin);
+	sh->hold_ns = cfg->hold_ns;
+	sh->think_ns = cfg->think_ns;
+	init_waitqueue_head(&sh->go_wq);
+
+	cpu = cpumask_first(cpu_online_mask);
+	for (i = 0; i < n; i++) {
+		struct task_struct *task;
+
+		threads[i].sh = sh;
+		task = kthread_create_on_cpu(bench_thread_fn, &threads[i], cpu,
+					     "pvlock_bench/%u");
+		if (IS_ERR(task)) {
+			ret = PTR_ERR(task);
+			n = i;
+			goto stop;
+		}
+		threads[i].task = task;
+		wake_up_process(task);
+		cpu = cpumask_next(cpu, cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = cpumask_first(cpu_online_mask);
+	}
+
+	start = ktime_get_ns();
+	WRITE_ONCE(sh->go, true);
+	wake_up_all(&sh->go_wq);
+	msleep(cfg->duration_ms);
+	WRITE_ONCE(sh->stop, true);
+	while (atomic_read(&sh->running))
+		usleep_range(1000, 2000);
+	ns = ktime_get_ns() - start;
+
+stop:
+	for (i = 0; i < n; i++) {
+		kthread_stop(threads[i].task);
+		total += threads[i].acquisitions;
+		violations += threads[i].violations;
+		min = min(min, threads[i].acquisitions);
+		max = max(max, threads[i].acquisitions);
+	}
+	if (ret)
+		goto out;
+
+	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu verdict=%s\n",
+		     algo ? algo->name : "spinlock", n, cfg->duration_ms,
+		     cfg->hold_ns, cfg->think_ns, total,
+		     ns ? div64_u64(total * NSEC_PER_SEC, ns) : 0, min, max,
+		     max ? div64_u64(min * 1000, max) : 0, violations,
+		     total - sh->counter,
+		     violations || total != sh->counter ? "FAIL" : "ok");
+out:
+	kfree(threads);
+	kfree(sh);
+	return ret;
+}
+
+static int bench_parse(char *line, struct bench_cfg *cfg)
+{
+	char *word;
+
+	strscpy(cfg->algo, "all", sizeof(cfg->algo));
+	cfg->duration_ms = 200;
+	cfg->hold_ns = 0;
+	cfg->think_ns = 0;
+	cfg->threads = 0;
+
+	while ((word = strsep(&line, " \t\n")) != NULL) {
+		char *val;
+		unsigned int *dst;
+
+		if (!*word)
+			continue;
+		val = strchr(word, '=');
+		if (!val)
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(word, "algo")) {
+			strscpy(cfg->algo, val, sizeof(cfg->algo));
+			continue;
+		} else if (!strcmp(word, "duration_ms")) {
+			dst = &cfg->duration_ms;
+		} else if (!strcmp(word, "hold_ns")) {
+			dst = &cfg->hold_ns;
+		} else if (!strcmp(word, "think_ns")) {
+			dst = &cfg->think_ns;
+		} else if (!strcmp(word, "threads")) {
+			dst = &cfg->threads;
+		} else {
+			return -EINVAL;
+		}
+		if (kstrtouint(val, 0, dst))
+			return -EINVAL;
+	}
+	/* Bounded: the threads spin on every CPU for the whole window. */
+	if (cfg->duration_ms < 1 || cfg->duration_ms > 10000 ||
+	    cfg->hold_ns > 1000000 || cfg->think_ns > 1000000)
+		return -ERANGE;
+	return 0;
+}
+
+static ssize_t bench_write(struct file *file, const char __user *ubuf,
+			   size_t count, loff_t *ppos)
+{
+	struct bench_cfg cfg;
+	char buf[160];
+	unsigned int i;
+	bool all, found = false;
+	int ret;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	ret = bench_parse(buf, &cfg);
+	if (ret)
+		return ret;
+	all = !strcmp(cfg.algo, "all");
+
+	mutex_lock(&bench_mutex);
+	bench_out_len = 0;
+	bench_out[0] = '\0';
+	for (i = 0; i < pvlock_nr_algos && !ret; i++) {
+		const struct pvlock_algo *a = &pvlock_algos[i];
+
+		if (all ? a->bench_only : strcmp(cfg.algo, a->name))
+			continue;
+		found = true;
+		ret = bench_one(&cfg, a);
+	}
+	if (!ret && (all || !strcmp(cfg.algo, "spinlock"))) {
+		found = true;
+		ret = bench_one(&cfg, NULL);
+	}
+	mutex_unlock(&bench_mutex);
+	if (!found)
+		return -ENOENT;
+	return ret ? ret : count;
+}
+
+static ssize_t bench_read(struct file *file, char __user *ubuf, size_t count,
+			  loff_t *ppos)
+{
+	ssize_t ret;
+
+	mutex_lock(&bench_mutex);
+	ret = simple_read_from_buffer(ubuf, count, ppos, bench_out, bench_out_len);
+	mutex_unlock(&bench_mutex);
+	return ret;
+}
+
+static const struct file_operations bench_fops = {
+	.owner = THIS_MODULE,
+	.read = bench_read,
+	.write = bench_write,
+	.llseek = default_llseek,
+};
+
+static int algos_show(struct seq_file *m, void *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < pvlock_nr_algos; i++)
+		seq_printf(m, "%s%s\n", pvlock_algos[i].name,
+			   pvlock_algos[i].bench_only ? " (benchmark only)" : "");
+	seq_puts(m, "spinlock\n");
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(algos);
+
+static int __init pvlock_bench_init(void)
+{
+	struct dentry *dir;
+
+	bench_out = kzalloc(BENCH_OUT_SIZE, GFP_KERNEL);
+	if (!bench_out)
+		return -ENOMEM;
+	dir = debugfs_create_dir("pvlock", NULL);
+	debugfs_create_file("algos", 0444, dir, NULL, &algos_fops);
+	debugfs_create_file("bench", 0600, dir, NULL, &bench_fops);
+	return 0;
+}
+late_initcall(pvlock_bench_init);

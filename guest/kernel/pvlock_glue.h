@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pvlock: the interface between the thin C layer (pvlock_main.c,
+ * pvlock_bench.c), which owns every kernel API, and the freestanding C++
+ * object (pvlock_algos.cpp), which holds the algorithms of guest/core
+ * instantiated on the kernel platform.
+ *
+ * Valid C and C++; includes nothing from the kernel. In C a lock word is the
+ * kernel's struct qspinlock (arch_spinlock_t), in C++ pvlock::LockWord: both
+ * are one aligned 32-bit word, so the function pointers below have the same
+ * ABI on both sides.
+ */
+#ifndef PVLOCK_GLUE_H
+#define PVLOCK_GLUE_H
+
+#include "hypercall-abi/pvlock_abi.h"
+
+#ifdef __cplusplus
+#include "guest/core/lock_word.h"
+typedef pvlock::LockWord pvlock_word_t;
+#define PVLOCK_EXTERN_C extern "C"
+#else
+struct qspinlock;
+typedef struct qspinlock pvlock_word_t;
+#define PVLOCK_EXTERN_C extern
+#endif
+
+/* One algorithm, as the C layer dispatches to it. */
+struct pvlock_algo {
+	const char *name;	/* as in pvlock=<name> */
+	bool pv;		/* uses the PV hooks (wait/kick/yield) */
+	bool bench_only;	/* never selectable as the kernel's spinlock */
+	void (*lock)(pvlock_word_t *l);
+	bool (*trylock)(pvlock_word_t *l);
+	void (*unlock)(pvlock_word_t *l);
+	bool (*is_locked)(pvlock_word_t *l);
+	bool (*is_contended)(pvlock_word_t *l);
+	bool (*value_unlocked)(pvlock_u32 val);
+};
+
+/* Provided by the C++ object. */
+PVLOCK_EXTERN_C const struct pvlock_algo pvlock_algos[];
+PVLOCK_EXTERN_C const unsigned int pvlock_nr_algos;
+
+/*
+ * Provided by the C layer for the kernel platform (kernel_platform.h).
+ *
+ * pvlock_cpu_number is a per-CPU variable: the C++ side reads it %gs-relative,
+ * as this_cpu_read() does. pvlock_vcpu_area is this CPU's shared area, also
+ * per-CPU; pvlock_area_of[cpu] points at every CPU's area and
+ * pvlock_apicid[cpu] is the vCPU name the host knows (the APIC ID).
+ */
+PVLOCK_EXTERN_C pvlock_u32 pvlock_nr_cpus;
+PVLOCK_EXTERN_C pvlock_u32 pvlock_apicid[];
+PVLOCK_EXTERN_C struct pvlock_vcpu_area *pvlock_area_of[];
+
+PVLOCK_EXTERN_C void pvlock_k_wait(const pvlock_u8 *ptr, pvlock_u8 val);
+PVLOCK_EXTERN_C void pvlock_k_kick(pvlock_u32 cpu);
+PVLOCK_EXTERN_C bool pvlock_k_yield(pvlock_u32 cpu);
+
+#endif /* PVLOCK_GLUE_H */

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pvlock: what the C files of the lock layer share among themselves (kernel C
+ * only; the C++ side sees pvlock_glue.h).
+ */
+#ifndef PVLOCK_KERNEL_H
+#define PVLOCK_KERNEL_H
+
+#include <linux/types.h>
+
+struct pvlock_algo;
+
+/* The algorithm arch_spin_*() run on, or NULL when pvlock is off. */
+const struct pvlock_algo *pvlock_current(void);
+
+/* Whether the host answered the pvlock query (waits halt, kicks wake). */
+bool pvlock_host_ok(void);
+
+#endif /* PVLOCK_KERNEL_H */

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pvlock: the thin C layer of the guest lock layer. It owns every kernel API
+ * the C++ algorithms (pvlock_algos.cpp) need: the boot parameter, discovery
+ * of the host ABI, the per-CPU shared areas, the wait/kick/yield hypercalls,
+ * the CPU -> APIC ID map, and the switch of arch_spin_*() (asm/pvlock.h from
+ * the patch series) to the selected algorithm.
+ *
+ * The choice is made once, by pvlock_spinlock_select(), called from
+ * native_smp_prepare_boot_cpu(): the boot CPU is alone, interrupts are off
+ * and no spinlock is held. One line in the log says what was chosen and why,
+ * printed at early_initcall time, once kvm_spinlock_init() has also made its
+ * choice, so that the line describes what the kernel really runs.
+ */
+#define pr_fmt(fmt) "pvlock: " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/init.h>
+#include <linux/jump_label.h>
+#include <linux/kernel.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/static_call.h>
+#include <linux/string.h>
+#include <asm/hypervisor.h>
+#include <asm/kvm_para.h>
+#include <asm/paravirt.h>
+#include <asm/pvlock.h>
+#include <asm/qspinlock.h>
+#include <asm/set_memory.h>
+
+#include "hypercall-abi/pvlock_abi.h"
+#include "guest/kernel/pvlock_glue.h"
+#include "guest/kernel/pvlock_kernel.h"
+
+/* --- state shared with the C++ platform (pvlock_glue.h) ------------------ */
+
+DEFINE_PER_CPU_READ_MOSTLY(u32, pvlock_cpu_number);
+DEFINE_PER_CPU_ALIGNED(struct pvlock_vcpu_area, pvlock_vcpu_area);
+u32 pvlock_nr_cpus __read_mostly = 1;
+u32 pvlock_apicid[NR_CPUS] __read_mostly;
+struct pvlock_vcpu_area *pvlock_area_of[NR_CPUS] __read_mostly;
+
+/* --- arch_spin_*() dispatch (asm/pvlock.h) -------------------------------- */
+
+DEFINE_STATIC_KEY_FALSE(pvlock_spin_key);
+EXPORT_SYMBOL(pvlock_spin_key);
+
+/* The static-call targets while pvlock is off: upstream's queued spinlock. */
+void pvlock_qspin_lock(struct qspinlock *lock)
+{
+	queued_spin_lock(lock);
+}
+
+bool pvlock_qspin_trylock(struct qspinlock *lock)
+{
+	return queued_spin_trylock(lock);
+}
+
+void pvlock_qspin_unlock(struct qspinlock *lock)
+{
+	queued_spin_unlock(lock);
+}
+
+bool pvlock_qspin_is_locked(struct qspinlock *lock)
+{
+	return queued_spin_is_locked(lock);
+}
+
+bool pvlock_qspin_is_contended(struct qspinlock *lock)
+{
+	return queued_spin_is_contended(lock);
+}
+
+bool pvlock_qspin_value_unlocked(u32 val)
+{
+	return !(val & _Q_LOCKED_MASK);
+}
+
+DEFINE_STATIC_CALL(pvlock_spin_lock, pvlock_qspin_lock);
+DEFINE_STATIC_CALL(pvlock_spin_trylock, pvlock_qspin_trylock);
+DEFINE_STATIC_CALL(pvlock_spin_unlock, pvlock_qspin_unlock);
+DEFINE_STATIC_CALL(pvlock_spin_is_locked, pvlock_qspin_is_locked);
+DEFINE_STATIC_CALL(pvlock_spin_is_contended, pvlock_qspin_is_contended);
+DEFINE_STATIC_CALL(pvlock_spin_value_unlocked, pvlock_qspin_value_unlocked);
+/* Modules inline arch_spin_unlock() and friends: they may call, not update. */
+EXPORT_STATIC_CALL_TRAMP(pvlock_spin_lock);
+EXPORT_STATIC_CALL_TRAMP(pvlock_spin_trylock);
+EXPORT_STATIC_CALL_TRAMP(pvlock_spin_unlock);
+EXPORT_STATIC_CALL_TRAMP(pvlock_spin_is_locked);
+EXPORT_STATIC_CALL_TRAMP(pvlock_spin_is_contended);
+EXPORT_STATIC_CALL_TRAMP(pvlock_spin_value_unlocked);
+
+/* --- the boot parameter --------------------------------------------------- */
+
+/*
+ * pvlock=off | auto | <algorithm>[,force]
+ *   off          never use pvlock: upstream spinlocks
+ *   auto         the default: pvlock's default algorithm when the host
+ *                speaks the ABI, upstream otherwise
+ *   <algorithm>  that algorithm when the host speaks the ABI
+ *   ,force       use the algorithm even when the host does not speak the
+ *                ABI (testing, e.g. under TCG): waits spin instead of
+ *                halting, kicks and yields are dropped
+ * Anything else is reported and ignored (auto).
+ */
+static const struct pvlock_algo *pvlock_wanted;
+static bool pvlock_off __initdata;
+static bool pvlock_force __initdata;
+static char pvlock_param_error[96] __initdata;
+
+static const struct pvlock_algo *pvlock_find(const char *name, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < pvlock_nr_algos; i++) {
+		const struct pvlock_algo *a = &pvlock_algos[i];
+
+		if (strlen(a->name) == len && !strncmp(a->name, name, len))
+			return a;
+	}
+	return NULL;
+}
+
+static int __init pvlock_parse(char *arg)
+{
+	const struct pvlock_algo *a;
+	char *comma;
+	size_t len;
+
+	if (!arg || !*arg)
+		goto bad;
+	comma = strchr(arg, ',');
+	len = comma ? comma - arg : strlen(arg);
+	if (comma) {
+		if (strcmp(comma + 1, "force"))
+			goto bad;
+		pvlock_force = true;
+	}
+	if (len == 3 && !strncmp(arg, "off", 3) && !comma) {
+		pvlock_off = true;
+		return 0;
+	}
+	if (len == 4 && !strncmp(arg, "auto", 4) && !comma)
+		return 0;
+	a = pvlock_find(arg, len);
+	if (!a) {
+		snprintf(pvlock_param_error, sizeof(pvlock_param_error),
+			 "unknown algorithm in pvlock=%s", arg);
+		pvlock_force = false;
+		return 0;
+	}
+	if (a->bench_only) {
+		snprintf(pvlock_param_error, sizeof(pvlock_param_error),
+			 "pvlock=%s: \"%s\" is for the benchmark only, never a spinlock",
+			 arg, a->name);
+		pvlock_force = false;
+		return 0;
+	}
+	pvlock_wanted = a;
+	return 0;
+bad:
+	snprintf(pvlock_param_error, sizeof(pvlock_param_error),
+		 "malformed pvlock=%s", arg ? arg : "");
+	pvlock_force = false;
+	return 0;
+}
+early_param("pvlock", pvlock_parse);
+
+/* --- hypercalls ------------------------------------------------------------ */
+
+static bool pvlock_host __read_mostly;	/* host speaks pvlock: wait/kick work */
+static u32 pvlock_features __read_mostly;
+static long pvlock_query_ret __initdata;
+static const struct pvlock_algo *pvlock_active_algo __read_mostly;
+static const char *pvlock_reason = "not decided";
+static char pvlock_reason_buf[80] __initdata;
+
+/* Longest halt of one wait; the algorithms re-check and wait again. */
+#define PVLOCK_WAIT_BOUND_NS	(10 * NSEC_PER_MSEC)
+
+static inline long pvlock_hc(unsigned long op, unsigned long a1)
+{
+	return kvm_hypercall2(PVLOCK_HC_NR, PVLOCK_CALL(op), a1);
+}
+
+/*
+ * Halt while *ptr == val, as kvm_wait() does, with the pvlock WAIT call in
+ * place of HLT. Interrupts are disabled around the check so that a kick
+ * landing after it is seen by the host as pending; if they were enabled, they
+ * are enabled again by STI right before the hypercall: the STI shadow keeps
+ * interrupts off until the VMCALL has exited, as "sti; hlt" does in
+ * safe_halt(), so an interrupt ends the wait instead of waiting for it.
+ */
+void pvlock_k_wait(const u8 *ptr, u8 val)
+{
+	unsigned long flags;
+	long ret;
+
+	if (!pvlock_host || in_nmi()) {
+		cpu_relax();
+		return;
+	}
+
+	flags = arch_local_save_flags();
+	raw_local_irq_disable();
+	if (READ_ONCE(*ptr) != val)
+		goto out;
+	if (arch_irqs_disabled_flags(flags)) {
+		ret = pvlock_hc(PVLOCK_OP_WAIT, PVLOCK_WAIT_BOUND_NS);
+	} else {
+		asm volatile("sti; " KVM_HYPERCALL
+			     : "=a"(ret)
+			     : "a"((unsigned long)PVLOCK_HC_NR),
+			       "b"(PVLOCK_CALL(PVLOCK_OP_WAIT)),
+			       "c"((unsigned long)PVLOCK_WAIT_BOUND_NS)
+			     : "memory");
+	}
+	(void)ret;
+out:
+	raw_local_irq_restore(flags);
+}
+
+void pvlock_k_kick(u32 cpu)
+{
+	if (pvlock_host && cpu < nr_cpu_ids)
+		pvlock_hc(PVLOCK_OP_KICK, pvlock_apicid[cpu]);
+}
+
+/* cpu == no vCPU (~0U): yield to whichever preempted vCPU the host picks. */
+bool pvlock_k_yield(u32 cpu)
+{
+	unsigned long target;
+
+	if (!pvlock_host)
+		return false;
+	if (cpu == ~0U) {
+		if (!(pvlock_features & PVLOCK_F_YIELD_ANY))
+			return false;
+		target = PVLOCK_VCPU_ANY;
+	} else {
+		if (!(pvlock_features & PVLOCK_F_YIELD_TO) || cpu >= nr_cpu_ids)
+			return false;
+		target = pvlock_apicid[cpu];
+	}
+	return pvlock_hc(PVLOCK_OP_YIELD, target) == 0;
+}
+
+/* --- per-CPU shared areas --------------------------------------------------- */
+
+static void pvlock_area_register(void)
+{
+	struct pvlock_vcpu_area *a = this_cpu_ptr(&pvlock_vcpu_area);
+	long ret;
+
+	a->wait_vcpu = PVLOCK_VCPU_ANY;
+	if (!pvlock_host || !(pvlock_features & PVLOCK_F_AREA))
+		return;
+	ret = pvlock_hc(PVLOCK_OP_REGISTER, slow_virt_to_phys(a));
+	if (ret)
+		pr_warn("cpu %d: shared area not registered (%ld)\n",
+			smp_processor_id(), ret);
+	else
+		WRITE_ONCE(pvlock_area_of[smp_processor_id()], a);
+}
+
+static int pvlock_cpu_online(unsigned int cpu)
+{
+	pvlock_area_register();
+	return 0;
+}
+
+static int pvlock_cpu_offline(unsigned int cpu)
+{
+	WRITE_ONCE(pvlock_area_of[cpu], NULL);
+	if (pvlock_host && (pvlock_features & PVLOCK_F_AREA))
+		pvlock_hc(PVLOCK_OP_REGISTER, 0);
+	return 0;
+}
+
+/* pv_ops.lock.vcpu_is_preempted from the shared area (scheduler, mutexes). */
+__visible bool __pvlock_vcpu_is_preempted(long cpu);
+__visible bool __pvlock_vcpu_is_preempted(long cpu)
+{
+	struct pvlock_vcpu_area *a = READ_ONCE(pvlock_area_of[cpu]);
+
+	return a && (READ_ONCE(a->preempted) & PVLOCK_PREEMPTED);
+}
+PV_CALLEE_SAVE_REGS_THUNK(__pvlock_vcpu_is_preempted);
+
+/* --- the choice ------------------------------------------------------------ */
+
+static const char * __init pvlock_decline(const char *why)
+{
+	pvlock_reason = why;
+	return NULL;
+}
+
+/*
+ * Whether the host speaks pvlock; on refusal, sets pvlock_reason. Only
+ * called on KVM: VMCALL anywhere else would be #UD.
+ */
+static bool __init pvlock_host_speaks(void)
+{
+	long r;
+
+	r = pvlock_hc(PVLOCK_OP_QUERY, 0);
+	pvlock_query_ret = r;
+	if (r < 0) {
+		snprintf(pvlock_reason_buf, sizeof(pvlock_reason_buf),
+			 "host does not speak pvlock (%ld)", r);
+		pvlock_reason = pvlock_reason_buf;
+		return false;
+	}
+	if (PVLOCK_QUERY_MAJOR(r) != PVLOCK_ABI_MAJOR) {
+		snprintf(pvlock_reason_buf, sizeof(pvlock_reason_buf),
+			 "host ABI %u.%u, guest speaks %u.x",
+			 PVLOCK_QUERY_MAJOR(r), PVLOCK_QUERY_MINOR(r),
+			 PVLOCK_ABI_MAJOR);
+		pvlock_reason = pvlock_reason_buf;
+		return false;
+	}
+	pvlock_features = PVLOCK_QUERY_FEATURES(r);
+	if ((pvlock_features & (PVLOCK_F_WAIT | PVLOCK_F_KICK)) !=
+	    (PVLOCK_F_WAIT | PVLOCK_F_KICK)) {
+		snprintf(pvlock_reason_buf, sizeof(pvlock_reason_buf),
+			 "host lacks wait/kick (features %#x)", pvlock_features);
+		pvlock_reason = pvlock_reason_buf;
+		return false;
+	}
+	return true;
+}
+
+static const struct pvlock_algo * __init pvlock_choose(void)
+{
+	bool kvm = kvm_para_available();
+
+	if (pvlock_off)
+		return pvlock_decline("disabled by pvlock=off");
+	if (pvlock_force && pvlock_wanted) {
+		/* Testing: no host support is needed, and none is used. */
+		if (kvm && pvlock_host_speaks())
+			pvlock_host = true;
+		return pvlock_wanted;
+	}
+	if (!kvm)
+		return pvlock_decline("not running on KVM");
+	if (kvm_para_has_hint(KVM_HINTS_REALTIME))
+		return pvlock_decline("dedicated pCPUs (KVM_HINTS_REALTIME)");
+	if (num_possible_cpus() == 1)
+		return pvlock_decline("single vCPU");
+	if (!pvlock_host_speaks())
+		return NULL;
+	pvlock_host = true;
+	return pvlock_wanted ? pvlock_wanted : &pvlock_algos[0];
+}
+
+void __init pvlock_spinlock_select(void)
+{
+	const struct pvlock_algo *a;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		per_cpu(pvlock_cpu_number, cpu) = cpu;
+		pvlock_apicid[cpu] = per_cpu(x86_cpu_to_apicid, cpu);
+		per_cpu(pvlock_vcpu_area, cpu).wait_vcpu = PVLOCK_VCPU_ANY;
+	}
+	pvlock_nr_cpus = nr_cpu_ids;
+
+	a = pvlock_choose();
+	if (!a)
+		return;
+
+	pvlock_area_register();
+	if (pvlock_area_of[smp_processor_id()])
+		pv_ops.lock.vcpu_is_preempted =
+			PV_CALLEE_SAVE(__pvlock_vcpu_is_preempted);
+
+	/*
+	 * Still SYSTEM_BOOTING on one CPU with interrupts off: every update
+	 * below is a text_poke_early(), and no lock is held across it.
+	 */
+	static_call_update(pvlock_spin_lock, a->lock);
+	static_call_update(pvlock_spin_trylock, a->trylock);
+	static_call_update(pvlock_spin_unlock, a->unlock);
+	static_call_update(pvlock_spin_is_locked, a->is_locked);
+	static_call_update(pvlock_spin_is_contended, a->is_contended);
+	static_call_update(pvlock_spin_value_unlocked, a->value_unlocked);
+	static_branch_enable(&pvlock_spin_key);
+	pvlock_active_algo = a;
+}
+
+const struct pvlock_algo *pvlock_current(void)
+{
+	return pvlock_active_algo;
+}
+
+bool pvlock_host_ok(void)
+{
+	return pvlock_host;
+}
+
+/* What upstream runs instead, read back from the state kvm.c left. */
+static const char * __init pvlock_upstream_choice(void)
+{
+	if (pv_ops.lock.queued_spin_lock_slowpath ==
+	    __pv_queued_spin_lock_slowpath)
+		return "upstream PV qspinlock";
+	if (static_key_enabled(&virt_spin_lock_key))
+		return "upstream virt_spin_lock (test-and-set) fallback";
+	return "upstream native qspinlock";
+}
+
+static int __init pvlock_report(void)
+{
+	const struct pvlock_algo *a = pvlock_active_algo;
+
+	if (pvlock_param_error[0])
+		pr_warn("%s: ignored; expected pvlock=off|auto|<algorithm>[,force]\n",
+			pvlock_param_error);
+
+	if (a && pvlock_host)
+		pr_info("using %s (host ABI %u.%u, features %#x)%s\n", a->name,
+			PVLOCK_QUERY_MAJOR(pvlock_query_ret),
+			PVLOCK_QUERY_MINOR(pvlock_query_ret), pvlock_features,
+			pvlock_area_of[0] ? "" : ", no shared area");
+	else if (a)
+		pr_info("using %s without host support (pvlock=%s,force: waits spin, kicks dropped)\n",
+			a->name, a->name);
+	else
+		pr_info("off: %s, using %s\n", pvlock_reason,
+			pvlock_upstream_choice());
+
+	if (a)
+		cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "x86/pvlock:online",
+					  pvlock_cpu_online, pvlock_cpu_offline);
+	return 0;
+}
+early_initcall(pvlock_report);

@@ -1,0 +1,28 @@
+# Guest kernel: the C++ lock layer built into a Linux 6.12 guest, booted under
+# QEMU TCG. See docs/guest-kernel.md.
+GUEST_SCRIPTS := $(TOP)/scripts/guest
+
+.PHONY: guest-kernel guest-initramfs guest-test guest-test-quick guest-boot
+
+## guest-kernel          build the pvlock guest bzImage (installs deps, unpacks, patches, ccache; incremental)
+guest-kernel:
+	$(GUEST_SCRIPTS)/build-kernel
+
+## guest-initramfs       the busybox test initramfs (selftests/guest-vm/init + locktorture modules)
+guest-initramfs: guest-kernel
+	$(GUEST_SCRIPTS)/build-initramfs
+
+## guest-test            boot the guest under TCG (1/2/4/8 vCPUs, bad params, forced algorithms, negative control)
+guest-test: guest-kernel
+	$(TOP)/selftests/guest-vm/run
+
+## guest-test-quick      the same, 2 and 8 vCPUs, one forced algorithm and the negative control
+guest-test-quick: guest-kernel
+	$(TOP)/selftests/guest-vm/run smp2 smp8 param-unknown force-pvqueued negative
+
+## guest-boot SMP=2 APPEND=..  boot the guest by hand with a shell (Ctrl-A X quits)
+guest-boot: guest-initramfs
+	qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp $(or $(SMP),2) -m 1G \
+		-nographic -no-reboot -kernel $(BUILD)/guest-obj/arch/x86/boot/bzImage \
+		-initrd $(BUILD)/guest-vm/initramfs.cpio.gz \
+		-append "console=ttyS0 panic=-1 pvlock_test.shell=1 pvlock_test.torture_s=0 pvlock_test.bench_ms=0 $(APPEND)"
