@@ -1,0 +1,137 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Payload for scripts/lab/l1-run: run the host's KVM selftests inside L1 (the
+# patched kvm.ko/kvm-amd.ko already loaded) and write TAP to $LAB_OUT.
+#
+#   run-in-l1.sh [--build DIR] [--all] [--expect-fail "case ..."] [--no-trace]
+#
+#   default        x86_64/pvlock_test and the upstream tests of the same area
+#                  (x86_64/kvm_pv_test, steal_time, kvm_binary_stats_test),
+#                  with the kvm_pvlock_* tracepoints counted while they run
+#   --all          every selftest in $BUILD/host/selftests/tests.list (the
+#                  slower tier: build with scripts/host/build-selftests --all)
+#   --expect-fail  negative control: pass only if pvlock_test fails exactly
+#                  the named cases and passes every other one
+#
+# Output in $LAB_OUT: host-selftests.tap (one TAP line per program, or per
+# pvlock_test case), <program>.log (each program's own TAP), dmesg.txt,
+# trace-summary.txt.  Exit 0 pass, 1 fail (l1-run's convention).
+# Runs under busybox sh or dash: POSIX sh only.
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$top/build
+all=0
+expect_fail=
+trace=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) build=$2; shift 2 ;;
+	--all) all=1; shift ;;
+	--expect-fail) expect_fail=$2; shift 2 ;;
+	--no-trace) trace=0; shift ;;
+	*) echo "run-in-l1.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+out=${LAB_OUT:-/tmp/host-selftests}
+mkdir -p "$out"
+bin=$build/host/selftests
+tap=$out/host-selftests.tap
+: >"$tap"
+say() { echo "host-selftests: $*"; }
+
+if [ ! -x "$bin/x86_64/pvlock_test" ]; then
+	say "no $bin/x86_64/pvlock_test: run scripts/host/build-selftests first"
+	exit 1
+fi
+
+if [ "$all" = 1 ]; then
+	tests=$(cat "$bin/tests.list")
+else
+	tests="x86_64/pvlock_test x86_64/kvm_pv_test steal_time kvm_binary_stats_test"
+fi
+
+say "kernel $(uname -r); kvm.pvlock=$(cat /sys/module/kvm/parameters/pvlock 2>/dev/null || echo absent)"
+dmesg -c >/dev/null 2>&1 || true
+
+# Tracepoints: count kvm_pvlock_* events while the tests run.
+tracing=/sys/kernel/tracing
+if [ "$trace" = 1 ] && [ -z "$expect_fail" ]; then
+	[ -d "$tracing/events" ] || mount -t tracefs nodev "$tracing" 2>/dev/null
+	if [ -d "$tracing/events/kvm/kvm_pvlock_call" ]; then
+		echo 0 >"$tracing/tracing_on"
+		: >"$tracing/trace"
+		echo 8192 >"$tracing/buffer_size_kb" 2>/dev/null
+		for e in "$tracing"/events/kvm/kvm_pvlock_*; do echo 1 >"$e/enable"; done
+		echo 1 >"$tracing/tracing_on"
+	else
+		say "no kvm_pvlock_* tracepoints (tracefs at $tracing?)"
+		trace=0
+	fi
+fi
+
+n=0
+failed=0
+for t in $tests; do
+	n=$((n + 1))
+	name=$(echo "$t" | tr / _)
+	log=$out/$name.log
+	# Each program is bounded here; l1-run's outer watchdog bounds the lot.
+	timeout -k 10 600 "$bin/$t" >"$log" 2>&1
+	rc=$?
+	case $rc in
+	0) echo "ok $n $t" >>"$tap" ;;
+	4) echo "ok $n $t # SKIP $(grep -m1 -i skip "$log" | cut -c1-100)" >>"$tap"
+	   # Our own test must not skip: it is what this run is for.
+	   [ "$t" = x86_64/pvlock_test ] && failed=$((failed + 1)) ;;
+	*) echo "not ok $n $t # exit $rc" >>"$tap"; failed=$((failed + 1)) ;;
+	esac
+	say "$t: exit $rc"
+	# pvlock_test's own cases, for the summary.
+	if [ "$t" = x86_64/pvlock_test ]; then
+		grep -E '^(not )?ok [0-9]+ ' "$log" | sed 's/^/#   pvlock_test: /' >>"$tap"
+		grep -E '^# (QUERY|yield|wait|hammer)' "$log" | sed 's/^/#   /' >>"$tap"
+	fi
+done
+echo "1..$n" >>"$tap"
+
+if [ "$trace" = 1 ] && [ -z "$expect_fail" ]; then
+	echo 0 >"$tracing/tracing_on"
+	for e in kvm_pvlock_call kvm_pvlock_wake kvm_pvlock_kick kvm_pvlock_yield kvm_pvlock_preempt; do
+		c=$(grep -c " $e: " "$tracing/trace")
+		echo "$e $c" >>"$out/trace-summary.txt"
+		if [ "$c" -eq 0 ]; then
+			echo "# tracepoint $e never fired" >>"$tap"
+			failed=$((failed + 1))
+		fi
+	done
+	grep -m 20 " kvm_pvlock_" "$tracing/trace" >"$out/trace-sample.txt"
+	for e in "$tracing"/events/kvm/kvm_pvlock_*; do echo 0 >"$e/enable"; done
+	say "tracepoints: $(tr '\n' ' ' <"$out/trace-summary.txt")"
+fi
+
+dmesg >"$out/dmesg.txt" 2>&1
+if grep -E "WARNING:|BUG:|Oops|general protection|rcu_.*stall|soft lockup|hung_task" "$out/dmesg.txt" >/dev/null; then
+	echo "# the L1 kernel log has a WARNING/BUG/stall (dmesg.txt)" >>"$tap"
+	failed=$((failed + 1))
+fi
+
+cat "$tap"
+
+if [ -n "$expect_fail" ]; then
+	log=$out/x86_64_pvlock_test.log
+	bad=0
+	for c in $expect_fail; do
+		grep -q "^not ok [0-9]* $c\b" "$log" || { say "negative control: $c did not fail"; bad=1; }
+	done
+	# Everything else must still pass: the control must fail for its reason.
+	grep "^not ok " "$log" | while read -r _ _ _ c _; do
+		case " $expect_fail " in *" $c "*) ;; *) say "negative control: unexpected failure $c"; exit 1 ;; esac
+	done || bad=1
+	[ "$bad" = 0 ] && say "negative control: the broken handler was caught ($expect_fail)"
+	exit $bad
+fi
+
+[ "$failed" = 0 ] && say "all $n passed" || say "$failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pvlock_test: the pvlock hypercall (hypercall-abi/pvlock_abi.h) as the
+ * patched KVM answers it.
+ *
+ * Guest and host code live together, as in every KVM selftest: the guest
+ * issues the hypercall and checks results with GUEST_ASSERT*, the host runs
+ * the vCPUs, handles ucalls and checks what only the host can see (time,
+ * binary stats, scheduling).  Every case runs in its own child process so
+ * one failure (or hang: each child has an alarm) is one "not ok" line of
+ * TAP and the others still run.
+ *
+ * The whole test is skipped on a host without pvlock (QUERY answers
+ * -KVM_ENOSYS), except the case that turns pvlock off with the module
+ * parameter and checks exactly that answer.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kvm_para.h>
+
+#include "kselftest.h"
+#include "kvm_util.h"
+#include "processor.h"
+#include "test_util.h"
+
+#include "pvlock_abi.h"
+
+#define PVLOCK_PARAM "/sys/module/kvm/parameters/pvlock"
+#ifndef HALT_POLL_HIST_COUNT
+#define HALT_POLL_HIST_COUNT 32		/* include/linux/kvm_types.h */
+#endif
+#define NSEC_PER_MSEC 1000000UL
+
+/* ------------------------------------------------------------------ */
+/* Guest side                                                          */
+/* ------------------------------------------------------------------ */
+
+static uint64_t hc(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	return kvm_hypercall(PVLOCK_HC_NR, a0, a1, a2, a3);
+}
+
+static uint64_t op(uint64_t o, uint64_t a1)
+{
+	return hc(PVLOCK_CALL(o), a1, 0, 0);
+}
+
+#define ERR(e) ((uint64_t)-(int64_t)(e))
+
+/* Shared between host threads and running guests (host maps them). */
+static volatile uint64_t shared_flag;
+static volatile uint64_t shared_stop;
+static volatile uint64_t shared_spins;
+static volatile uint64_t shared_calls;
+
+/* ------------------------------------------------------------------ */
+/* Host helpers                                                        */
+/* ------------------------------------------------------------------ */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Run @vcpu until the next ucall that is not a guest assert; return it. */
+static uint64_t run_to_ucall(struct kvm_vcpu *vcpu, struct ucall *uc)
+{
+	uint64_t cmd;
+
+	vcpu_run(vcpu);
+	TEST_ASSERT_KVM_EXIT_REASON(vcpu, KVM_EXIT_IO);
+	cmd = get_ucall(vcpu, uc);
+	if (cmd == UCALL_ABORT)
+		REPORT_GUEST_ASSERT(*uc);
+	return cmd;
+}
+
+static void run_to_done(struct kvm_vcpu *vcpu)
+{
+	struct ucall uc;
+	uint64_t cmd;
+
+	do {
+		cmd = run_to_ucall(vcpu, &uc);
+		TEST_ASSERT(cmd == UCALL_SYNC || cmd == UCALL_DONE,
+			    "unexpected ucall %lu", cmd);
+	} while (cmd != UCALL_DONE);
+}
+
+static uint64_t expect_sync(struct kvm_vcpu *vcpu)
+{
+	struct ucall uc;
+	uint64_t cmd = run_to_ucall(vcpu, &uc);
+
+	TEST_ASSERT(cmd == UCALL_SYNC, "expected UCALL_SYNC, got %lu", cmd);
+	return uc.args[1];
+}
+
+static uint64_t vcpu_stat(struct kvm_vcpu *vcpu, const char *name,
+			  uint64_t *data, size_t n)
+{
+	struct kvm_stats_header header;
+	struct kvm_stats_desc *descs, *d;
+	int fd = vcpu_get_stats_fd(vcpu);
+	bool found = false;
+	uint64_t v = 0;
+	int i;
+
+	if (!data) {
+		data = &v;
+		n = 1;
+	}
+	read_stats_header(fd, &header);
+	descs = read_stats_descriptors(fd, &header);
+	for (i = 0; i < header.num_desc; i++) {
+		d = get_stats_descriptor(descs, i, &header);
+		if (!strcmp(d->name, name)) {
+			read_stat_data(fd, &header, d, data, n);
+			found = true;
+			break;
+		}
+	}
+	free(descs);
+	close(fd);
+	TEST_ASSERT(found, "no vCPU stat '%s'", name);
+	return data[0];
+}
+
+static uint64_t vm_stat(struct kvm_vm *vm, const char *name)
+{
+	uint64_t v = ~0ULL;
+
+	__vm_get_stat(vm, name, &v, 1);
+	TEST_ASSERT(v != ~0ULL, "no VM stat '%s'", name);
+	return v;
+}
+
+static void pin_to_cpu(pthread_t thread, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	TEST_ASSERT(!pthread_setaffinity_np(thread, sizeof(set), &set),
+		    "pinning to CPU %d failed", cpu);
+}
+
+static int first_allowed_cpu(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	TEST_ASSERT(!sched_getaffinity(0, sizeof(set), &set), "getaffinity");
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			return cpu;
+	return 0;
+}
+
+static void *vcpu_thread(void *arg)
+{
+	run_to_done(arg);
+	return NULL;
+}
+
+#define HOST_PTR(vm, var) ((typeof(&(var)))addr_gva2hva(vm, (vm_vaddr_t)&(var)))
+
+/* ------------------------------------------------------------------ */
+/* Discovery and version negotiation                                   */
+/* ------------------------------------------------------------------ */
+
+static void guest_query(void)
+{
+	uint64_t r = op(PVLOCK_OP_QUERY, 0);
+
+	GUEST_ASSERT(!(r >> 63));
+	GUEST_ASSERT_EQ(PVLOCK_QUERY_MAJOR(r), PVLOCK_ABI_MAJOR);
+	GUEST_ASSERT_EQ(PVLOCK_QUERY_MINOR(r), PVLOCK_ABI_MINOR);
+	GUEST_ASSERT_EQ(PVLOCK_QUERY_FEATURES(r), PVLOCK_F_ALL_V1);
+	/* Bit 63 and the unused bits 24-31 are zero. */
+	GUEST_ASSERT_EQ(r & 0xff000000ULL, 0);
+
+	/* A guest speaking another major version is refused, even QUERY. */
+	GUEST_ASSERT_EQ(hc(PVLOCK_OP_QUERY, 0, 0, 0), ERR(PVLOCK_EPROTONOSUPPORT));
+	GUEST_ASSERT_EQ(hc(PVLOCK_OP_QUERY | (2UL << PVLOCK_CALL_MAJOR_SHIFT), 0, 0, 0),
+			ERR(PVLOCK_EPROTONOSUPPORT));
+	GUEST_ASSERT_EQ(hc(PVLOCK_OP_WAIT | (0xffUL << PVLOCK_CALL_MAJOR_SHIFT), 0, 0, 0),
+			ERR(PVLOCK_EPROTONOSUPPORT));
+	/* ... and it can still negotiate down to major 1. */
+	GUEST_ASSERT_EQ(PVLOCK_QUERY_MAJOR(op(PVLOCK_OP_QUERY, 0)), 1);
+	GUEST_DONE();
+}
+
+static void test_query(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_query);
+
+	run_to_done(vcpu);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* Every bad input gets its documented error                          */
+/* ------------------------------------------------------------------ */
+
+struct bad_call {
+	uint64_t a0, a1, a2, a3, ret;
+};
+
+#define CALL(o) PVLOCK_CALL(PVLOCK_OP_##o)
+static const struct bad_call bad_calls[] = {
+	/* reserved bits of a0 */
+	{ CALL(QUERY) | (1UL << 8), 0, 0, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(QUERY) | (1UL << 24), 0, 0, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(KICK) | (1UL << 63), 0, 0, 0, ERR(PVLOCK_EINVAL) },
+	/* unknown operations */
+	{ PVLOCK_CALL(PVLOCK_OP_NR), 0, 0, 0, ERR(PVLOCK_EOPNOTSUPP) },
+	{ PVLOCK_CALL(0xff), 0, 0, 0, ERR(PVLOCK_EOPNOTSUPP) },
+	/* reserved arguments, for every operation */
+	{ CALL(QUERY), 1, 0, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(QUERY), 0, 1, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(QUERY), 0, 0, 1, ERR(PVLOCK_EINVAL) },
+	{ CALL(REGISTER), 0, 1, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(WAIT), 0, 0, 1, ERR(PVLOCK_EINVAL) },
+	{ CALL(KICK), 0, 1, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(YIELD), PVLOCK_VCPU_ANY, 0, 1, ERR(PVLOCK_EINVAL) },
+	/* the shared area */
+	{ CALL(REGISTER), 0x100008, 0, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(REGISTER), 0x100001, 0, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(REGISTER), 1ULL << 40, 0, 0, ERR(PVLOCK_EFAULT) },
+	{ CALL(REGISTER), ~63ULL, 0, 0, ERR(PVLOCK_EFAULT) },
+	/* wait bound */
+	{ CALL(WAIT), PVLOCK_WAIT_MAX_NS + 1, 0, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(WAIT), ~0ULL, 0, 0, ERR(PVLOCK_EINVAL) },
+	/* targets */
+	{ CALL(KICK), 12345, 0, 0, ERR(PVLOCK_ESRCH) },
+	{ CALL(KICK), PVLOCK_VCPU_ANY, 0, 0, ERR(PVLOCK_ESRCH) },
+	{ CALL(KICK), 1ULL << 32, 0, 0, ERR(PVLOCK_ESRCH) },
+	{ CALL(YIELD), 12345, 0, 0, ERR(PVLOCK_ESRCH) },
+	{ CALL(YIELD), 1ULL << 32, 0, 0, ERR(PVLOCK_ESRCH) },
+	/* nobody to yield to: self, or "any" in a one-vCPU VM */
+	{ CALL(YIELD), 0, 0, 0, ERR(PVLOCK_EAGAIN) },
+	{ CALL(YIELD), PVLOCK_VCPU_ANY, 0, 0, ERR(PVLOCK_EAGAIN) },
+};
+
+static void guest_bad_inputs(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad_calls); i++) {
+		const struct bad_call *c = &bad_calls[i];
+		uint64_t r = hc(c->a0, c->a1, c->a2, c->a3);
+
+		__GUEST_ASSERT(r == c->ret, "case %d: a0 0x%lx a1 0x%lx: got %ld, want %ld",
+			       i, c->a0, c->a1, (long)r, (long)c->ret);
+	}
+	GUEST_DONE();
+}
+
+static void test_bad_inputs(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_bad_inputs);
+
+	run_to_done(vcpu);
+	/* Every one of them counted as an error, none as a wait or kick. */
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_errors", NULL, 0), ARRAY_SIZE(bad_calls));
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_waits", NULL, 0), 0);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_kicks", NULL, 0), 0);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* The shared area                                                     */
+/* ------------------------------------------------------------------ */
+
+static void guest_register(uint64_t gpa, struct pvlock_vcpu_area *area)
+{
+	/* Garbage in the host-written fields, guest hints set. */
+	memset(area, 0xaa, sizeof(*area));
+	area->wait_vcpu = PVLOCK_VCPU_ANY;
+	area->locks_held = 0;
+
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, gpa), 0);
+	/* The host wrote "running" and left the guest's fields alone. */
+	GUEST_ASSERT_EQ(area->preempted, 0);
+	GUEST_ASSERT_EQ(area->wait_vcpu, PVLOCK_VCPU_ANY);
+	GUEST_ASSERT_EQ(area->reserved[0], 0xaa);
+
+	/* Misaligned, outside memory: refused; the old area stays. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, gpa + 32), ERR(PVLOCK_EINVAL));
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, 1ULL << 40), ERR(PVLOCK_EFAULT));
+	/* Re-register at the next line, then unregister. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, gpa + 64), 0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, 0), 0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, gpa), 0);
+	GUEST_SYNC(1);
+	GUEST_DONE();
+}
+
+static void test_register(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_register);
+	vm_vaddr_t gva = vm_vaddr_alloc_page(vm);
+	struct pvlock_vcpu_area *host_area = addr_gva2hva(vm, gva);
+
+	vcpu_args_set(vcpu, 2, (uint64_t)addr_gva2gpa(vm, gva), gva);
+	TEST_ASSERT_EQ(expect_sync(vcpu), 1);
+	TEST_ASSERT_EQ(host_area->preempted, 0);
+	run_to_done(vcpu);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* Wait and kick                                                       */
+/* ------------------------------------------------------------------ */
+
+static void guest_kick_before_wait(uint32_t self)
+{
+	/* A kick that lands before the wait is kept ... */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, self), 0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS), PVLOCK_WAKE_KICK);
+	/* ... and consumed once: the next wait runs to its bound. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 10 * NSEC_PER_MSEC), PVLOCK_WAKE_TIMEOUT);
+	/* Several kicks are one pending kick. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, self), 0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, self), 0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 0), PVLOCK_WAKE_KICK);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 0), PVLOCK_WAKE_TIMEOUT);
+	GUEST_DONE();
+}
+
+static void test_kick_before_wait(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_kick_before_wait);
+	uint64_t t0;
+
+	vcpu_args_set(vcpu, 1, vcpu->id);
+	t0 = now_ns();
+	run_to_done(vcpu);
+	/* The first wait did not sit out its one-second bound. */
+	TEST_ASSERT(now_ns() - t0 < 900 * NSEC_PER_MSEC,
+		    "kick before wait was lost: %lu ms", (now_ns() - t0) / NSEC_PER_MSEC);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_wake_kick", NULL, 0), 2);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_wake_timeout", NULL, 0), 2);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_kicks", NULL, 0), 3);
+	kvm_vm_free(vm);
+}
+
+static void guest_wait_timeout(void)
+{
+	GUEST_SYNC(0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 200 * NSEC_PER_MSEC), PVLOCK_WAKE_TIMEOUT);
+	GUEST_SYNC(1);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 0), PVLOCK_WAKE_TIMEOUT);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 1), PVLOCK_WAKE_TIMEOUT);
+	GUEST_DONE();
+}
+
+static void test_wait_timeout(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_wait_timeout);
+	uint64_t t0, dt;
+
+	TEST_ASSERT_EQ(expect_sync(vcpu), 0);
+	t0 = now_ns();
+	TEST_ASSERT_EQ(expect_sync(vcpu), 1);
+	dt = now_ns() - t0;
+	ksft_print_msg("wait_timeout: a 200 ms wait took %lu ms\n", dt / NSEC_PER_MSEC);
+	TEST_ASSERT(dt >= 190 * NSEC_PER_MSEC, "the wait ended early: %lu ns", dt);
+	TEST_ASSERT(dt < 5000 * NSEC_PER_MSEC, "the wait overran its bound: %lu ns", dt);
+	run_to_done(vcpu);
+	TEST_ASSERT(vcpu_stat(vcpu, "pvlock_wait_ns", NULL, 0) >= 190 * NSEC_PER_MSEC,
+		    "pvlock_wait_ns too small");
+	kvm_vm_free(vm);
+}
+
+/* vCPU 0 waits; vCPU 1 kicks it once the host says vCPU 0 sleeps. */
+static void guest_wait_then_kick(uint32_t id)
+{
+	uint64_t r;
+
+	if (id == 0) {
+		shared_flag = 1;
+		r = op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS);
+		GUEST_SYNC(r);
+	} else {
+		while (!shared_flag)
+			cpu_relax();
+		GUEST_SYNC(0);	/* the host lets vCPU 0 fall asleep */
+		GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, 0), 0);
+	}
+	GUEST_DONE();
+}
+
+struct kicker_args {
+	struct kvm_vcpu *vcpu;
+	uint64_t kick_ns;
+};
+
+static void *kicker_thread(void *arg)
+{
+	struct kicker_args *k = arg;
+
+	TEST_ASSERT_EQ(expect_sync(k->vcpu), 0);
+	usleep(300 * 1000);
+	k->kick_ns = now_ns();
+	run_to_done(k->vcpu);
+	return NULL;
+}
+
+static void test_wait_then_kick(void)
+{
+	struct kvm_vcpu *vcpus[2];
+	struct kvm_vm *vm = vm_create_with_vcpus(2, guest_wait_then_kick, vcpus);
+	struct kicker_args k = { .vcpu = vcpus[1] };
+	uint64_t hist[HALT_POLL_HIST_COUNT] = {}, r, t0, dt;
+	pthread_t kicker;
+	int i, n = 0;
+
+	vcpu_args_set(vcpus[0], 1, 0);
+	vcpu_args_set(vcpus[1], 1, 1);
+	pthread_create(&kicker, NULL, kicker_thread, &k);
+	t0 = now_ns();
+	r = expect_sync(vcpus[0]);
+	dt = now_ns() - t0;
+	pthread_join(kicker, NULL);
+
+	TEST_ASSERT(r == PVLOCK_WAKE_KICK, "the waiter woke for reason %lu, not a kick", r);
+	TEST_ASSERT(dt < 950 * NSEC_PER_MSEC, "the kick did not end the wait (%lu ms)",
+		    dt / NSEC_PER_MSEC);
+	/* It did sleep: the kick came ~300 ms after the wait started. */
+	TEST_ASSERT(vcpu_stat(vcpus[0], "pvlock_wait_ns", NULL, 0) >= 100 * NSEC_PER_MSEC,
+		    "the waiter did not halt");
+	vcpu_stat(vcpus[0], "pvlock_wake_latency_hist", hist, HALT_POLL_HIST_COUNT);
+	for (i = 0; i < HALT_POLL_HIST_COUNT; i++)
+		n += hist[i];
+	TEST_ASSERT_EQ(n, 1);
+	ksft_print_msg("wait_then_kick: woke %lu ms after the wait began; kick-to-run latency %lu us\n",
+		       dt / NSEC_PER_MSEC,
+		       vcpu_stat(vcpus[0], "pvlock_wake_latency_ns", NULL, 0) / 1000);
+	run_to_done(vcpus[0]);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* Preempted tracking and directed yield                               */
+/* ------------------------------------------------------------------ */
+
+#define YIELD_ROUNDS 200
+
+/*
+ * Both vCPU threads share one host CPU, so whenever vCPU 0 runs, vCPU 1
+ * (which only spins) is runnable but not running: preempted.
+ */
+static void guest_yield(uint32_t id, uint64_t area_gpa, struct pvlock_vcpu_area *areas)
+{
+	struct pvlock_vcpu_area *other = &areas[1];
+	uint64_t before, seen_preempted = 0, named_ok = 0, any_ok = 0, progressed = 0;
+	int i;
+
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa + id * sizeof(*areas)), 0);
+	if (id == 1) {
+		/* A lock holder that never lets go of the CPU by itself. */
+		areas[1].locks_held = 1;
+		areas[1].wait_vcpu = PVLOCK_VCPU_ANY;
+		shared_flag = 1;
+		while (!shared_stop)
+			shared_spins++;
+		areas[1].locks_held = 0;
+		GUEST_DONE();
+	}
+
+	areas[0].wait_vcpu = PVLOCK_VCPU_ANY;
+	while (!shared_flag)
+		cpu_relax();
+
+	for (i = 0; i < YIELD_ROUNDS; i++) {
+		if (READ_ONCE(other->preempted) & PVLOCK_PREEMPTED)
+			seen_preempted++;
+		before = shared_spins;
+		if (op(PVLOCK_OP_YIELD, i & 1 ? PVLOCK_VCPU_ANY : 1) == 0) {
+			if (i & 1)
+				any_ok++;
+			else
+				named_ok++;
+			if (shared_spins != before)
+				progressed++;
+		}
+	}
+	shared_stop = 1;
+	GUEST_SYNC(seen_preempted);
+	GUEST_SYNC(named_ok);
+	GUEST_SYNC(any_ok);
+	GUEST_SYNC(progressed);
+	GUEST_SYNC(other->preempt_seq);
+	GUEST_DONE();
+}
+
+static void test_yield(void)
+{
+	struct kvm_vcpu *vcpus[2];
+	struct kvm_vm *vm = vm_create_with_vcpus(2, guest_yield, vcpus);
+	vm_vaddr_t gva = vm_vaddr_alloc_page(vm);
+	uint64_t seen, named, any, progressed, seq;
+	int cpu = first_allowed_cpu();
+	pthread_t spinner;
+
+	vcpu_args_set(vcpus[0], 3, 0, addr_gva2gpa(vm, gva), gva);
+	vcpu_args_set(vcpus[1], 3, 1, addr_gva2gpa(vm, gva), gva);
+	pin_to_cpu(pthread_self(), cpu);
+	pthread_create(&spinner, NULL, vcpu_thread, vcpus[1]);
+	pin_to_cpu(spinner, cpu);
+
+	seen = expect_sync(vcpus[0]);
+	named = expect_sync(vcpus[0]);
+	any = expect_sync(vcpus[0]);
+	progressed = expect_sync(vcpus[0]);
+	seq = expect_sync(vcpus[0]);
+	run_to_done(vcpus[0]);
+	pthread_join(spinner, NULL);
+
+	ksft_print_msg("yield: of %d rounds, the holder looked preempted in %lu; yields named %lu, any %lu; holder ran after %lu; its preempt_seq %lu\n",
+		       YIELD_ROUNDS, seen, named, any, progressed, seq);
+	ksft_print_msg("yield: stats: vcpu0 attempted %lu successful %lu; vcpu1 preempted %lu; VM yield_any %lu holder %lu\n",
+		       vcpu_stat(vcpus[0], "pvlock_yield_attempted", NULL, 0),
+		       vcpu_stat(vcpus[0], "pvlock_yield_successful", NULL, 0),
+		       vcpu_stat(vcpus[1], "pvlock_preempted", NULL, 0),
+		       vm_stat(vm, "pvlock_yield_any"), vm_stat(vm, "pvlock_yield_any_holder"));
+	TEST_ASSERT(seen > 0, "the shared area never said the holder was preempted");
+	TEST_ASSERT(seq > 0, "preempt_seq never moved");
+	TEST_ASSERT(named > 0, "no directed yield to the named preempted vCPU succeeded");
+	TEST_ASSERT(any > 0, "no yield to any preempted vCPU succeeded");
+	TEST_ASSERT(progressed > 0, "the holder never ran during a successful yield");
+	TEST_ASSERT(vm_stat(vm, "pvlock_yield_any_holder") > 0,
+		    "yield to any never picked the lock holder");
+	TEST_ASSERT_EQ(vcpu_stat(vcpus[0], "pvlock_yield_attempted", NULL, 0), YIELD_ROUNDS);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* CPL 3 gets EPERM                                                    */
+/* ------------------------------------------------------------------ */
+
+static void guest_cpl3(void)
+{
+	GUEST_SYNC(0);
+	/* Now at CPL 3 (the host changed SS/CS). */
+	GUEST_SYNC(op(PVLOCK_OP_QUERY, 0));
+	GUEST_SYNC(op(PVLOCK_OP_KICK, 0));
+	GUEST_DONE();
+}
+
+/* Set the U/S bit in every present entry, so CPL 3 can run everything. */
+static void make_user_accessible(struct kvm_vm *vm, uint64_t table_gpa, int level)
+{
+	uint64_t *pte = addr_gpa2hva(vm, table_gpa);
+	int i;
+
+	for (i = 0; i < 512; i++) {
+		if (!(pte[i] & PTE_PRESENT_MASK))
+			continue;
+		pte[i] |= PTE_USER_MASK;
+		if (level > 1 && !(pte[i] & PTE_LARGE_MASK))
+			make_user_accessible(vm, pte[i] & PHYSICAL_PAGE_MASK, level - 1);
+	}
+}
+
+static void test_cpl3(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_cpl3);
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	TEST_ASSERT_EQ(expect_sync(vcpu), 0);
+	make_user_accessible(vm, vm->pgd, vm->pgtable_levels);
+	vcpu_sregs_get(vcpu, &sregs);
+	sregs.cs.dpl = 3;
+	sregs.cs.selector |= 3;
+	sregs.ss.dpl = 3;
+	sregs.ss.selector |= 3;
+	vcpu_sregs_set(vcpu, &sregs);
+	vcpu_regs_get(vcpu, &regs);
+	regs.rflags |= 3 << 12;		/* IOPL 3: the ucall port I/O works */
+	vcpu_regs_set(vcpu, &regs);
+
+	TEST_ASSERT_EQ(expect_sync(vcpu), (uint64_t)-KVM_EPERM);
+	TEST_ASSERT_EQ(expect_sync(vcpu), (uint64_t)-KVM_EPERM);
+	run_to_done(vcpu);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_kicks", NULL, 0), 0);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* A guest hammering the hypercall leaves the host responsive          */
+/* ------------------------------------------------------------------ */
+
+static void guest_hammer(uint32_t self, uint64_t area_gpa)
+{
+	uint64_t n = 0;
+
+	while (!shared_stop) {
+		switch (n++ % 10) {
+		case 0: op(PVLOCK_OP_QUERY, 0); break;
+		case 1: op(PVLOCK_OP_KICK, self); break;
+		case 2: op(PVLOCK_OP_WAIT, 0); break;
+		case 3: op(PVLOCK_OP_WAIT, 1000); break;
+		case 4: op(PVLOCK_OP_YIELD, PVLOCK_VCPU_ANY); break;
+		case 5: op(PVLOCK_OP_REGISTER, area_gpa); break;
+		case 6: op(PVLOCK_OP_REGISTER, 1ULL << 40); break;
+		case 7: hc(~0ULL, ~0ULL, ~0ULL, ~0ULL); break;
+		case 8: op(PVLOCK_OP_KICK, PVLOCK_VCPU_ANY); break;
+		case 9: op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS + 1); break;
+		}
+		shared_calls = n;
+	}
+	GUEST_DONE();
+}
+
+#define HAMMER_SECONDS 3
+
+static void test_hammer(void)
+{
+	struct kvm_vcpu *vcpus[2];
+	struct kvm_vm *vm = vm_create_with_vcpus(2, guest_hammer, vcpus);
+	vm_vaddr_t gva = vm_vaddr_alloc_page(vm);
+	volatile uint64_t *stop = HOST_PTR(vm, shared_stop);
+	volatile uint64_t *calls = HOST_PTR(vm, shared_calls);
+	uint64_t t_end, t, worst = 0, late;
+	int cpu = first_allowed_cpu();
+	pthread_t threads[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		vcpu_args_set(vcpus[i], 2, i, addr_gva2gpa(vm, gva) + 64 * i);
+		pthread_create(&threads[i], NULL, vcpu_thread, vcpus[i]);
+		pin_to_cpu(threads[i], cpu);
+	}
+	pin_to_cpu(pthread_self(), cpu);
+
+	/* The host thread shares the hammered CPU and must still get it. */
+	t_end = now_ns() + HAMMER_SECONDS * 1000 * NSEC_PER_MSEC;
+	while ((t = now_ns()) < t_end) {
+		usleep(10 * 1000);
+		late = now_ns() - t;
+		if (late > worst)
+			worst = late;
+		/* Stats stay readable while the guest hammers. */
+		vm_stat(vm, "pvlock_yield_any");
+	}
+	*stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+
+	ksft_print_msg("hammer: %lu calls by vcpu0 in %d s; worst 10 ms sleep took %lu ms; errors %lu\n",
+		       *calls, HAMMER_SECONDS, worst / NSEC_PER_MSEC,
+		       vcpu_stat(vcpus[0], "pvlock_errors", NULL, 0));
+	TEST_ASSERT(*calls > 100, "the guest barely ran: %lu calls", *calls);
+	TEST_ASSERT(worst < 1000 * NSEC_PER_MSEC, "the host thread starved for %lu ms",
+		    worst / NSEC_PER_MSEC);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* kvm.pvlock=0: the ABI vanishes                                      */
+/* ------------------------------------------------------------------ */
+
+static void guest_disabled(void)
+{
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_QUERY, 0), (uint64_t)-KVM_ENOSYS);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, 0), (uint64_t)-KVM_ENOSYS);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 0), (uint64_t)-KVM_ENOSYS);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, 0), (uint64_t)-KVM_ENOSYS);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_YIELD, PVLOCK_VCPU_ANY), (uint64_t)-KVM_ENOSYS);
+	/* -KVM_ENOSYS is -PVLOCK_ENOSYS: the guest needs no KVM header. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_QUERY, 0), ERR(PVLOCK_ENOSYS));
+	GUEST_DONE();
+}
+
+static int write_param(const char *val)
+{
+	int fd = open(PVLOCK_PARAM, O_WRONLY);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static void test_disabled(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm;
+
+	/* The parent turns pvlock back on whatever happens here. */
+	__TEST_REQUIRE(!write_param("N"), "cannot write " PVLOCK_PARAM);
+	vm = vm_create_with_one_vcpu(&vcpu, guest_disabled);
+	run_to_done(vcpu);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_errors", NULL, 0), 0);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* Runner                                                              */
+/* ------------------------------------------------------------------ */
+
+static void guest_probe(void)
+{
+	GUEST_SYNC(op(PVLOCK_OP_QUERY, 0));
+	GUEST_DONE();
+}
+
+static uint64_t probe(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_probe);
+	uint64_t r = expect_sync(vcpu);
+
+	kvm_vm_free(vm);
+	return r;
+}
+
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+	bool needs_pvlock;
+};
+
+static const struct test_case tests[] = {
+	{ "query_and_version", test_query, true },
+	{ "bad_inputs", test_bad_inputs, true },
+	{ "register_area", test_register, true },
+	{ "kick_before_wait", test_kick_before_wait, true },
+	{ "wait_timeout", test_wait_timeout, true },
+	{ "wait_then_kick", test_wait_then_kick, true },
+	{ "yield_to_preempted", test_yield, true },
+	{ "cpl3_eperm", test_cpl3, true },
+	{ "hammer", test_hammer, true },
+	{ "param_off_enosys", test_disabled, false },
+};
+
+int main(int argc, char *argv[])
+{
+	const char *only = argc > 1 ? argv[1] : NULL;
+	bool have_pvlock;
+	int i, status;
+	uint64_t r;
+	pid_t pid;
+
+	ksft_print_header();
+	r = probe();
+	have_pvlock = r != (uint64_t)-KVM_ENOSYS;
+	if (!have_pvlock && access(PVLOCK_PARAM, F_OK))
+		ksft_exit_skip("pvlock hypercall absent (stock KVM): QUERY = %ld\n", (long)r);
+	if (!have_pvlock)
+		ksft_exit_fail_msg("QUERY says -KVM_ENOSYS but %s exists: is it 0?\n",
+				   PVLOCK_PARAM);
+	ksft_print_msg("QUERY: 0x%lx (major %u minor %u features 0x%x)\n", r,
+		       PVLOCK_QUERY_MAJOR(r), PVLOCK_QUERY_MINOR(r),
+		       PVLOCK_QUERY_FEATURES(r));
+
+	ksft_set_plan(ARRAY_SIZE(tests));
+	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (only && strcmp(only, tests[i].name)) {
+			ksft_test_result_skip("%s (not selected)\n", tests[i].name);
+			continue;
+		}
+		pid = fork();
+		TEST_ASSERT(pid >= 0, "fork");
+		if (!pid) {
+			alarm(120);
+			tests[i].fn();
+			exit(KSFT_PASS);
+		}
+		TEST_ASSERT(waitpid(pid, &status, 0) == pid, "waitpid");
+		if (!tests[i].needs_pvlock)
+			write_param("Y");
+
+		if (WIFEXITED(status) && WEXITSTATUS(status) == KSFT_PASS)
+			ksft_test_result_pass("%s\n", tests[i].name);
+		else if (WIFEXITED(status) && WEXITSTATUS(status) == KSFT_SKIP)
+			ksft_test_result_skip("%s\n", tests[i].name);
+		else if (WIFSIGNALED(status))
+			ksft_test_result_fail("%s (signal %d%s)\n", tests[i].name,
+					      WTERMSIG(status),
+					      WTERMSIG(status) == SIGALRM ? ", timed out" : "");
+		else
+			ksft_test_result_fail("%s (exit %d)\n", tests[i].name,
+					      WEXITSTATUS(status));
+	}
+	ksft_finished();
+}
