@@ -79,5 +79,18 @@ lab_cpu_unlock() {
 	LAB_LOCK_FD=
 }
 
+# QEMU's -trace qemu_system_shutdown_request prints "reason=N" (enum ShutdownCause, QEMU 7.2):
+# the only record of WHY a QEMU run with -no-reboot ended, e.g. a silent triple fault
+# (guest-reset) versus a clean ACPI power-off (guest-shutdown).
+LAB_QEMU_TRACE=(-trace qemu_system_shutdown_request)
+shutdown_reason() {
+	local r
+	r=$(sed -n 's/.*qemu_system_shutdown_request reason=\([0-9]*\).*/\1/p' "$1" | tail -n 1)
+	case $r in
+	'') echo none ;; 1) echo host-error ;; 2) echo host-qmp-quit ;; 4) echo host-signal ;;
+	6) echo guest-shutdown ;; 7) echo guest-reset ;; 8) echo guest-panic ;; *) echo "reason-$r" ;;
+	esac
+}
+
 # Quote one word for a POSIX shell (busybox ash reads what we write): 'it'\''s'.
 sh_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
