@@ -1,0 +1,60 @@
+# host/: the KVM pvlock handler (patch series against linux-source-6.12), its
+# out-of-tree module build, and its KVM selftests, run inside L1.
+## host-modules        build kvm.ko/kvm-amd.ko/kvm-intel.ko with host/patches (+ the broken negative-control variant)
+## host-checkpatch     scripts/checkpatch.pl --strict on host/patches
+## host-selftests-build  build x86_64/pvlock_test + kvm_pv_test, steal_time, kvm_binary_stats_test
+## host-selftests      boot L1 with the patched KVM and run those selftests (TAP in $(HOST_LAB_OUT)/selftests)
+## host-negative       boot L1 with the kick-dropping KVM: passes only if pvlock_test catches it
+## host-selftests-stock  the same selftests on L1's stock KVM (pvlock_test must skip, the rest pass)
+## host-selftests-full  slower tier: every x86_64 KVM selftest on stock and patched KVM, compared
+## host-check          host-checkpatch + host-selftests + host-negative
+
+HOST_SCRIPTS := $(TOP)/scripts/host
+HOST_MODULES := $(BUILD)/host/kvm-modules
+HOST_MODULES_BROKEN := $(BUILD)/host/kvm-modules-broken
+HOST_LAB_OUT ?= $(BUILD)/host/lab
+HOST_L1_RUN := $(TOP)/scripts/lab/l1-run
+HOST_L1_TIMEOUT ?= 1200
+HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh
+# The cases of pvlock_test that a handler which drops kicks must fail.
+HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick
+
+.PHONY: host-modules host-checkpatch host-selftests-build host-selftests \
+	host-negative host-selftests-stock host-selftests-full host-check
+
+host-modules:
+	$(HOST_SCRIPTS)/build-kvm-modules
+
+host-checkpatch: host-modules
+	cd $(BUILD)/host/linux-source-6.12 && \
+	for p in $(TOP)/host/patches/0*.patch; do \
+		./scripts/checkpatch.pl --strict -q "$$p" || exit 1; done
+
+host-selftests-build:
+	$(HOST_SCRIPTS)/build-selftests
+
+host-selftests: host-modules host-selftests-build
+	$(HOST_L1_RUN) --kvm-modules $(HOST_MODULES) --timeout $(HOST_L1_TIMEOUT) \
+		--out $(HOST_LAB_OUT)/selftests -- $(HOST_PAYLOAD)
+	@cat $(HOST_LAB_OUT)/selftests/last/out/host-selftests.tap
+
+# l1-run exits 0 only if the payload saw exactly the expected failures.
+host-negative: host-modules host-selftests-build
+	$(HOST_L1_RUN) --kvm-modules $(HOST_MODULES_BROKEN) --timeout $(HOST_L1_TIMEOUT) \
+		--out $(HOST_LAB_OUT)/negative -- $(HOST_PAYLOAD) \
+		--expect-fail "$(HOST_NEGATIVE_CASES)"
+
+host-selftests-stock: host-selftests-build
+	$(HOST_L1_RUN) --timeout $(HOST_L1_TIMEOUT) --out $(HOST_LAB_OUT)/stock \
+		-- $(HOST_PAYLOAD) --stock
+
+host-selftests-full: host-modules
+	$(HOST_SCRIPTS)/build-selftests --all
+	-$(HOST_L1_RUN) --timeout 3600 --out $(HOST_LAB_OUT)/full-stock \
+		-- $(HOST_PAYLOAD) --all --stock
+	-$(HOST_L1_RUN) --kvm-modules $(HOST_MODULES) --timeout 3600 \
+		--out $(HOST_LAB_OUT)/full-patched -- $(HOST_PAYLOAD) --all
+	$(HOST_SCRIPTS)/compare-tap $(HOST_LAB_OUT)/full-stock/last/out/host-selftests.tap \
+		$(HOST_LAB_OUT)/full-patched/last/out/host-selftests.tap
+
+host-check: host-checkpatch host-selftests host-negative
