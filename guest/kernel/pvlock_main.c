@@ -19,6 +19,7 @@
 #include <linux/init.h>
 #include <linux/jump_label.h>
 #include <linux/kernel.h>
+#include <linux/kvm_para.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
@@ -292,7 +293,7 @@ PV_CALLEE_SAVE_REGS_THUNK(__pvlock_vcpu_is_preempted);
 
 /* --- the choice ------------------------------------------------------------ */
 
-static const char * __init pvlock_decline(const char *why)
+static const struct pvlock_algo * __init pvlock_decline(const char *why)
 {
 	pvlock_reason = why;
 	return NULL;
