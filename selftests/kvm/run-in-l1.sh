@@ -115,7 +115,17 @@ if [ "$trace" = 1 ] && [ -z "$expect_fail" ]; then
 			failed=$((failed + 1))
 		fi
 	done
-	grep -m 20 " kvm_pvlock_" "$tracing/trace" >"$out/trace-sample.txt"
+	# How yields found their targets, how often a preempted vCPU held a lock.
+	for w in named hinted holder preempted; do
+		echo "kvm_pvlock_yield($w) $(grep -c "kvm_pvlock_yield: .*($w) ret 0" "$tracing/trace") succeeded" \
+			>>"$out/trace-summary.txt"
+	done
+	echo "kvm_pvlock_preempt(holding a lock) $(grep -c "holding a lock" "$tracing/trace")" \
+		>>"$out/trace-summary.txt"
+	for e in kvm_pvlock_call kvm_pvlock_wake kvm_pvlock_kick kvm_pvlock_yield kvm_pvlock_preempt; do
+		grep -m 5 " $e: " "$tracing/trace"
+	done >"$out/trace-sample.txt"
+	grep -m 5 "holding a lock" "$tracing/trace" >>"$out/trace-sample.txt"
 	for e in "$tracing"/events/kvm/kvm_pvlock_*; do echo 0 >"$e/enable"; done
 	say "tracepoints: $(tr '\n' ' ' <"$out/trace-summary.txt")"
 fi
