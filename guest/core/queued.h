@@ -223,10 +223,15 @@ private:
 				continue;
 			/*
 			 * Wait early: a preempted predecessor will not hand over
-			 * soon, so spinning behind it is wasted.
+			 * soon, and one that is not the queue head yet is at least
+			 * two hand-overs away; spinning behind either is wasted.
+			 * (pn->locked may be stale if pn moved on to another lock:
+			 * then we only halt a little early.)
 			 */
 			if (spins < tunables.spin_threshold &&
-			    !P::vcpu_is_preempted(prev_cpu))
+			    !P::vcpu_is_preempted(prev_cpu) &&
+			    !(tunables.halt_deep_waiters &&
+			      !P::load(&pn->locked, Order::relaxed)))
 				continue;
 			P::store(&node->state, static_cast<u8>(node_halted), Order::relaxed);
 			/*

@@ -29,6 +29,8 @@ struct Tunables {
 	bool directed_yield;
 	/* Let a running vCPU take a free lock while the queue head is halted. */
 	bool lock_steal;
+	/* Queued waiters behind a waiting predecessor halt after one check. */
+	bool halt_deep_waiters;
 	/* Ticket waiters this far from the head yield or halt at once. */
 	u8 deep_waiter;
 	/* backoff: collision policy of the per-CPU delay table */
@@ -43,6 +45,7 @@ inline Tunables tunables = {
 	/* .preempt_check_mask = */ 255,
 	/* .directed_yield = */ true,
 	/* .lock_steal = */ true,
+	/* .halt_deep_waiters = */ true,
 	/* .deep_waiter = */ 3,
 	/* .collision = */ Collision::use_min,
 	/* .min_delay = */ 1,

@@ -12,6 +12,9 @@
  *   pvlock-bench [--cores N] [--levels 1,2,3,4] [--cs short,long]
  *                [--duration-ms MS] [--repeats R] [--locks a,b,...]
  *                [--csv FILE]
+ *
+ * --locks also accepts the variants below (an algorithm with one mechanism
+ * turned off), which run only when named.
  */
 #include "thread_lab.h"
 
@@ -80,6 +83,39 @@ bool in_list(const char *list, const char *name)
 	return false;
 }
 
+/*
+ * Variants: an algorithm run with some tunables changed, side by side with
+ * the default, so that each mechanism's share of the result is measured.
+ */
+struct Variant {
+	const char *name;
+	const char *base;
+	void (*apply)(Tunables &t);
+};
+
+const Variant variants[] = {
+	{ "pvqueued-noyield", "pvqueued", [](Tunables &t) { t.directed_yield = false; } },
+	{ "pvqueued-nosteal", "pvqueued", [](Tunables &t) { t.lock_steal = false; } },
+	{ "pvqueued-nodeep", "pvqueued", [](Tunables &t) { t.halt_deep_waiters = false; } },
+	{ "pvticket-noyield", "pvticket", [](Tunables &t) { t.directed_yield = false; } },
+	{ "backoff-stored", "backoff", [](Tunables &t) { t.collision = Collision::use_stored; } },
+};
+
+/* Every lock, then every variant (only when asked for by --locks). */
+template <typename F>
+void for_each_config(const char *locks, F &&f)
+{
+	for_each_user_lock([&](const LockOps &ops) { f(ops, ops.name, nullptr); });
+	for (const Variant &v : variants) {
+		if (!locks || !in_list(locks, v.name))
+			continue;
+		for_each_user_lock([&](const LockOps &ops) {
+			if (!strcmp(ops.name, v.base))
+				f(ops, v.name, &v);
+		});
+	}
+}
+
 } /* namespace */
 
 int main(int argc, char **argv)
@@ -137,7 +173,9 @@ int main(int argc, char **argv)
 
 	/* Validate the names before spending minutes. */
 	u32 known = 0;
-	for_each_user_lock([&](const LockOps &ops) { known += in_list(locks, ops.name); });
+	for_each_config(locks, [&](const LockOps &, const char *name, const Variant *) {
+		known += in_list(locks, name);
+	});
 	if (!known)
 		usage("--locks names no known lock (see the CSV header of a full run)");
 
@@ -165,10 +203,15 @@ int main(int argc, char **argv)
 					continue;
 				fprintf(stderr, "  repeat %u/%u, %ux, %s critical section\n",
 					r + 1, repeats, levels[li], cs.name);
-				for_each_user_lock([&](const LockOps &ops) {
-					if (!in_list(locks, ops.name))
+				for_each_config(locks, [&](const LockOps &ops, const char *name,
+							   const Variant *var) {
+					if (!in_list(locks, name))
 						return;
+					Tunables saved = tunables;
 					CellConfig cfg;
+
+					if (var)
+						var->apply(tunables);
 
 					cfg.ncores = cores;
 					cfg.nthreads = cores * levels[li];
@@ -177,10 +220,11 @@ int main(int argc, char **argv)
 					cfg.think_work = cs.think_work;
 					CellResult res = run_cell(ops, cfg);
 
+					tunables = saved;
 					if (res.hung || res.exclusion_broken)
 						failures++;
 					fprintf(csv, "%u,%s,%u,%u,%u,%s,%llu,%.4f,%.1f,%llu,%llu,%llu,%llu,%llu,%d,%d\n",
-						r + 1, cs.name, levels[li], cfg.nthreads, cores, ops.name,
+						r + 1, cs.name, levels[li], cfg.nthreads, cores, name,
 						(unsigned long long)res.acquisitions, res.seconds,
 						res.seconds > 0 ? res.acquisitions / res.seconds : 0.0,
 						(unsigned long long)res.min_thread,
@@ -191,7 +235,7 @@ int main(int argc, char **argv)
 						res.exclusion_broken);
 					fflush(csv);
 					if (res.hung) {
-						fprintf(stderr, "pvlock-bench: %s hung; stopping\n", ops.name);
+						fprintf(stderr, "pvlock-bench: %s hung; stopping\n", name);
 						exit(1);
 					}
 				});
