@@ -31,7 +31,7 @@
 namespace pvlock {
 
 template <typename P>
-struct BackoffTicket {
+struct BackoffTicket : TicketWord<P> {
 	static_assert(check_platform<P>());
 
 	using Word = TicketWord<P>;
@@ -49,18 +49,7 @@ struct BackoffTicket {
 		Word::acquired(l);
 	}
 
-	static inline bool trylock(LockWord *l)
-	{
-		if (!Word::try_take(l))
-			return false;
-		Word::acquired(l);
-		return true;
-	}
-
 	static inline void unlock(LockWord *l) { Word::release(l); }
-	static inline bool is_locked(const LockWord *l) { return Word::is_locked(l); }
-	static inline bool is_contended(const LockWord *l) { return Word::is_contended(l); }
-	static constexpr bool value_unlocked(u32 v) { return Word::value_unlocked(v); }
 
 	/* The delay a waiter on l starts from (exposed for the tests). */
 	static inline u32 start_delay(const LockWord *l)
@@ -87,15 +76,13 @@ private:
 			if (ahead == 1) {
 				/* Next in line: poll continuously. */
 				while (Word::load_head(l) != my) {
-					P::relax();
-					if (YieldPolicy<P>::check_due(++spins))
+					if (YieldPolicy<P>::relax_and_check(&spins))
 						YieldPolicy<P>::on_spin(Word::load_owner(l), false);
 				}
 				break;
 			}
 			for (u32 i = delay * (ahead - 1U); i; i--)
 				P::relax();
-			spins += delay * (ahead - 1U);
 
 			u8 now = Word::load_head(l);
 

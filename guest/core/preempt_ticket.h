@@ -138,8 +138,7 @@ private:
 					       owner_encode(P::this_cpu()), Order::acquire))
 					break;
 			}
-			P::relax();
-			if (!YieldPolicy<P>::check_due(++spins))
+			if (!YieldPolicy<P>::relax_and_check(&spins))
 				continue;
 			/* Deep in the queue: give the CPU away at once. */
 			YieldPolicy<P>::on_spin(owner_decode(owner),

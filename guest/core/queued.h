@@ -215,11 +215,7 @@ private:
 			/* Pairs with the store-release of locked in pass_head(). */
 			if (P::load(&node->locked, Order::acquire))
 				break;
-			P::relax();
-			if constexpr (!P::pv)
-				continue;
-			spins++;
-			if (!YieldPolicy<P>::check_due(spins))
+			if (!YieldPolicy<P>::relax_and_check(&spins))
 				continue;
 			/*
 			 * Wait early: a preempted predecessor will not hand over
@@ -274,11 +270,7 @@ private:
 					break;
 				continue;
 			}
-			P::relax();
-			if constexpr (!P::pv)
-				continue;
-			spins++;
-			if (!YieldPolicy<P>::check_due(spins))
+			if (!YieldPolicy<P>::relax_and_check(&spins))
 				continue;
 
 			u32 owner = owner_decode(q_owner(v));

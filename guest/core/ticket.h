@@ -56,7 +56,9 @@ static inline u8 ticket_flags(u32 v) { return static_cast<u8>(v >> 24); }
 
 /*
  * The ticket word's own operations, shared by every lock that waits on
- * tickets (PvTicket, BackoffTicket); they differ only in how they wait.
+ * tickets (PvTicket, BackoffTicket), which inherit the verbs trylock,
+ * is_locked, is_contended and value_unlocked from here and differ only in
+ * how they wait (lock) and whom they wake (unlock).
  */
 template <typename P>
 struct TicketWord {
@@ -76,6 +78,15 @@ struct TicketWord {
 			return false;
 		return P::cmpxchg(ht, &old, static_cast<u16>(old + ticket_tail_inc),
 				  Order::acquire);
+	}
+
+	/* The trylock verb of every ticket lock. */
+	static inline bool trylock(LockWord *l)
+	{
+		if (!try_take(l))
+			return false;
+		acquired(l);
+		return true;
 	}
 
 	static inline u8 load_head(LockWord *l)
@@ -137,7 +148,7 @@ struct TicketWord {
 };
 
 template <typename P>
-struct PvTicket {
+struct PvTicket : TicketWord<P> {
 	static_assert(check_platform<P>());
 	static_assert(P::max_cpus < 256, "8-bit tickets: at most 255 waiters");
 
@@ -153,14 +164,6 @@ struct PvTicket {
 		if (static_cast<u8>(old) != my)
 			wait_turn(l, my);
 		Word::acquired(l);
-	}
-
-	static inline bool trylock(LockWord *l)
-	{
-		if (!Word::try_take(l))
-			return false;
-		Word::acquired(l);
-		return true;
 	}
 
 	static inline void unlock(LockWord *l)
@@ -179,10 +182,6 @@ struct PvTicket {
 		}
 	}
 
-	static inline bool is_locked(const LockWord *l) { return Word::is_locked(l); }
-	static inline bool is_contended(const LockWord *l) { return Word::is_contended(l); }
-	static constexpr bool value_unlocked(u32 v) { return Word::value_unlocked(v); }
-
 private:
 	static void wait_turn(LockWord *l, u8 my)
 	{
@@ -194,11 +193,7 @@ private:
 
 			if (h == my)
 				break;
-			P::relax();
-			if constexpr (!P::pv)
-				continue;
-			spins++;
-			if (!YieldPolicy<P>::check_due(spins))
+			if (!YieldPolicy<P>::relax_and_check(&spins))
 				continue;
 
 			u32 owner = Word::load_owner(l);

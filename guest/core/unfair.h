@@ -80,14 +80,12 @@ private:
 	static void lock_slow(LockWord *l)
 	{
 		u32 delay = tunables.min_delay;
-		u32 spins = 0;
 
 		for (;;) {
 			for (u32 i = delay; i; i--)
 				P::relax();
 			if (trylock_nohint(l))
 				return;
-			spins += delay;
 			if (delay < tunables.max_delay / 2)
 				delay *= 2;
 			if constexpr (P::pv) {

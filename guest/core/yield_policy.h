@@ -48,6 +48,18 @@ struct YieldPolicy {
 	}
 
 	/*
+	 * One spin of a waiting loop: relax, count it, and say whether this
+	 * is a spin on which to look at the holder (never, without PV).
+	 */
+	static inline bool relax_and_check(u32 *spins)
+	{
+		P::relax();
+		if constexpr (!P::pv)
+			return false;
+		return check_due(++*spins);
+	}
+
+	/*
 	 * Called by a waiter on a check_due() spin. Returns true if this vCPU
 	 * gave its CPU away (so the caller re-reads the lock, and restarts any
 	 * spin budget: time spent descheduled is not spinning).

@@ -13,8 +13,8 @@
  *                [--duration-ms MS] [--repeats R] [--locks a,b,...]
  *                [--csv FILE]
  *
- * --locks also accepts the variants below (an algorithm with one mechanism
- * turned off), which run only when named.
+ * Besides the algorithms, the variants below (an algorithm with one
+ * mechanism turned off) run too, unless --locks names a subset.
  */
 #include "thread_lab.h"
 
@@ -107,7 +107,7 @@ void for_each_config(const char *locks, F &&f)
 {
 	for_each_user_lock([&](const LockOps &ops) { f(ops, ops.name, nullptr); });
 	for (const Variant &v : variants) {
-		if (!locks || !in_list(locks, v.name))
+		if (!in_list(locks, v.name))
 			continue;
 		for_each_user_lock([&](const LockOps &ops) {
 			if (!strcmp(ops.name, v.base))
