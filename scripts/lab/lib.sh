@@ -68,26 +68,38 @@ lab_cpu_lock() {
 	exec {LAB_LOCK_FD}>>"$LAB_CPU_LOCK"
 	if ! flock -n "$LAB_LOCK_FD"; then
 		lab_log "waiting for the CPU lock $LAB_CPU_LOCK"
-		flock "$LAB_LOCK_FD"
+		# In the background + wait: bash runs an INT/TERM trap during `wait`, but not while a
+		# foreground command blocks, so a waiting l1-run can still be stopped.
+		# exec: $! must be flock itself, not a subshell around it, so cleanup can kill it.
+		(exec flock "$LAB_LOCK_FD") &
+		LAB_LOCK_WAITER=$!
+		wait "$LAB_LOCK_WAITER" || die "waiting for the CPU lock failed (the flock waiter was killed)"
+		LAB_LOCK_WAITER=
 	fi
 }
 
 lab_cpu_unlock() {
+	[ -z "${LAB_LOCK_WAITER:-}" ] || kill "$LAB_LOCK_WAITER" 2>/dev/null || true
 	[ -n "$LAB_LOCK_FD" ] || return 0
 	flock -u "$LAB_LOCK_FD"
 	exec {LAB_LOCK_FD}>&-
 	LAB_LOCK_FD=
 }
 
-# QEMU's -trace qemu_system_shutdown_request prints "reason=N" (enum ShutdownCause, QEMU 7.2):
-# the only record of WHY a QEMU run with -no-reboot ended, e.g. a silent triple fault
-# (guest-reset) versus a clean ACPI power-off (guest-shutdown).
+# Why did a QEMU run with -no-reboot end?  -trace qemu_system_shutdown_request prints
+# "reason=N" (enum ShutdownCause, QEMU 7.2) for power-offs and signals.  A guest RESET (triple
+# fault, or a reboot) with -no-reboot sets the shutdown flag directly and prints nothing, so
+# "QEMU exited 0 with no trace line" is how a reset shows: shutdown_reason QEMU_RC LOG...
+# (the trace goes to QEMU's -D log file when there is one, else to stderr).
 LAB_QEMU_TRACE=(-trace qemu_system_shutdown_request)
 shutdown_reason() {
 	local r
-	r=$(sed -n 's/.*qemu_system_shutdown_request reason=\([0-9]*\).*/\1/p' "$1" | tail -n 1)
+	local rc=$1
+	shift
+	r=$(cat "$@" 2>/dev/null | sed -n 's/.*qemu_system_shutdown_request reason=\([0-9]*\).*/\1/p' | tail -n 1)
 	case $r in
-	'') echo none ;; 1) echo host-error ;; 2) echo host-qmp-quit ;; 4) echo host-signal ;;
+	'') if [ "$rc" = 0 ]; then echo guest-reset; else echo "qemu-rc-$rc"; fi ;;
+	1) echo host-error ;; 2) echo host-qmp-quit ;; 4) echo host-signal ;;
 	6) echo guest-shutdown ;; 7) echo guest-reset ;; 8) echo guest-panic ;; *) echo "reason-$r" ;;
 	esac
 }
