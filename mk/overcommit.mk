@@ -1,0 +1,27 @@
+# The main job (issue 5): overcommitted guests in the nested lab, the seeds' tables.
+# scripts/overcommit/run does everything (deps, builds, L1 boots, L2 cells, report);
+# see its --help and README.md "Results: nested VMs".
+## overcommit      main job: L2 guests at 1x-4x vCPU overcommit, nopvspin/upstream/pvlock/pvticket, 3 repeats
+##                 (OVERCOMMIT_ARGS="--configs ... --workloads ... --repeats N"; ~1.5-2 h)
+## overcommit-smoke  CI short form: lockbench, 1x and 4x, upstream + pvlock, 1 repeat; fails when the lab breaks
+## overcommit-dry-run  print the L1/L2 command lines and guest set-up without running (add --host-kvm for a KVM host)
+## overcommit-host-kvm  the main job on a real KVM host with the patched modules loaded (no L1)
+
+OVERCOMMIT := $(TOP)/scripts/overcommit/run
+OVERCOMMIT_ARGS ?=
+
+TEST_TARGETS += overcommit-smoke
+
+.PHONY: overcommit overcommit-smoke overcommit-dry-run overcommit-host-kvm
+
+overcommit:
+	$(OVERCOMMIT) $(OVERCOMMIT_ARGS)
+
+overcommit-smoke:
+	$(OVERCOMMIT) --smoke --out $(BUILD)/overcommit/smoke $(OVERCOMMIT_ARGS)
+
+overcommit-dry-run:
+	$(OVERCOMMIT) --dry-run --out $(BUILD)/overcommit/dry-run $(OVERCOMMIT_ARGS)
+
+overcommit-host-kvm:
+	$(OVERCOMMIT) --host-kvm $(OVERCOMMIT_ARGS)

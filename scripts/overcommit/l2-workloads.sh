@@ -1,0 +1,95 @@
+# pvlock overcommit: the workloads of one L2 guest run (/lab-init.sh under busybox sh in L2).
+#
+# Knobs on the kernel command line (set by scripts/overcommit/l1-cells):
+#   oc.w=lockbench,hackbench,ebizzy,dbench   workloads, run in this order
+#   oc.secs=S        seconds per timed workload (lockbench, ebizzy, dbench; default 3)
+#   oc.hb=G:L        hackbench groups and loops (fixed work: the same at every level; default 4:40)
+#   oc.hold=NS oc.think=NS   lock benchmark hold and think times (default 200, 500)
+# Prints one line per result, which l1-cells turns into CSV:
+#   OC-RESULT workload=W value=V unit=U higher_is_better=0|1
+# plus OC-LOCK lines (what the kernel chose for its spinlocks), OC-FAIL lines, and OC-END.
+w=lockbench,hackbench,ebizzy,dbench secs=3 hb=4:40 hold=200 think=500
+for a in $(cat /proc/cmdline); do
+	case $a in
+	oc.w=*) w=${a#oc.w=} ;;
+	oc.secs=*) secs=${a#oc.secs=} ;;
+	oc.hb=*) hb=${a#oc.hb=} ;;
+	oc.hold=*) hold=${a#oc.hold=} ;;
+	oc.think=*) think=${a#oc.think=} ;;
+	esac
+done
+cpus=$(nproc)
+fails=0
+fail() { echo "OC-FAIL workload=$1 $2"; fails=$((fails + 1)); }
+
+# What the spinlocks are: pvlock's one line, and upstream's kvm-guest lines.
+dmesg | grep -E 'pvlock: |PV spinlocks|kvm-guest: PV' | sed 's/^/OC-LOCK /'
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+
+for wl in $(echo "$w" | tr ',' ' '); do
+	echo "OC-START workload=$wl cpus=$cpus"
+	case $wl in
+	lockbench)
+		# The kernel's own spinlock_t (= whatever this boot's config made it), a kthread
+		# on every vCPU.
+		b=/sys/kernel/debug/pvlock/bench
+		if [ ! -e $b ]; then
+			fail lockbench "no $b (guest kernel without CONFIG_PVLOCK_BENCH?)"
+			continue
+		fi
+		if ! echo "algo=spinlock duration_ms=$((secs * 1000)) hold_ns=$hold think_ns=$think threads=0" >$b; then
+			fail lockbench "write to $b failed"
+			continue
+		fi
+		line=$(grep '^algo=spinlock ' $b)
+		echo "OC-RAW $line"
+		v=$(echo "$line" | sed -n 's/.* throughput_per_s=\([0-9]*\).*/\1/p')
+		case "$line" in
+		*verdict=ok*) echo "OC-RESULT workload=lockbench value=$v unit=acq/s higher_is_better=1" ;;
+		*) fail lockbench "bench verdict not ok" ;;
+		esac
+		;;
+	hackbench)
+		g=${hb%:*} l=${hb#*:}
+		out=$(hackbench -g "$g" -l "$l" 2>&1)
+		rc=$?
+		echo "$out" | sed 's/^/OC-RAW /'
+		v=$(echo "$out" | sed -n 's/^Time: *\([0-9.]*\).*/\1/p')
+		if [ $rc = 0 ] && [ -n "$v" ]; then
+			echo "OC-RESULT workload=hackbench value=$v unit=s higher_is_better=0"
+		else
+			fail hackbench "rc=$rc"
+		fi
+		;;
+	ebizzy)
+		out=$(ebizzy-like -s "$secs" 2>&1)
+		rc=$?
+		echo "OC-RAW $out"
+		v=$(echo "$out" | sed -n 's/.*records_per_s=\([0-9.]*\).*/\1/p')
+		if [ $rc = 0 ] && [ -n "$v" ]; then
+			echo "OC-RESULT workload=ebizzy value=$v unit=records/s higher_is_better=1"
+		else
+			fail ebizzy "rc=$rc"
+		fi
+		;;
+	dbench)
+		# One client per vCPU on tmpfs, a 35000-line prefix of Debian's client.txt.
+		mkdir -p /tmp/dbench
+		out=$(dbench -t "$secs" -c /oc/client.txt -D /tmp/dbench "$cpus" 2>&1)
+		rc=$?
+		echo "$out" | grep -E 'Throughput|ERROR|rror' | sed 's/^/OC-RAW /'
+		v=$(echo "$out" | sed -n 's/^Throughput \([0-9.]*\) MB\/sec.*/\1/p')
+		rm -rf /tmp/dbench
+		if [ $rc = 0 ] && [ -n "$v" ]; then
+			echo "OC-RESULT workload=dbench value=$v unit=MB/s higher_is_better=1"
+		else
+			fail dbench "rc=$rc"
+		fi
+		;;
+	*) fail "$wl" "unknown workload" ;;
+	esac
+done
+echo "OC-END fails=$fails"
+# Let the host sample its pvlock counters once more before this VM (and its stats) goes away.
+sleep 2
+[ $fails = 0 ]
