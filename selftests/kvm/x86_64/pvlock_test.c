@@ -291,8 +291,8 @@ static void guest_register(uint64_t gpa, struct pvlock_vcpu_area *area)
 {
 	/* Garbage in the host-written fields, guest hints set. */
 	memset(area, 0xaa, sizeof(*area));
-	area->wait_vcpu = PVLOCK_VCPU_ANY;
-	area->locks_held = 0;
+	WRITE_ONCE(area->wait_vcpu, PVLOCK_VCPU_ANY);
+	WRITE_ONCE(area->locks_held, 0);
 
 	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, gpa), 0);
 	/* The host wrote "running" and left the guest's fields alone. */
@@ -477,17 +477,21 @@ static void guest_yield(uint32_t id, uint64_t area_gpa, struct pvlock_vcpu_area 
 
 	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa + id * sizeof(*areas)), 0);
 	if (id == 1) {
-		/* A lock holder that never lets go of the CPU by itself. */
-		areas[1].locks_held = 1;
-		areas[1].wait_vcpu = PVLOCK_VCPU_ANY;
+		/*
+		 * A lock holder that never lets go of the CPU by itself.  The
+		 * hints are plain memory the host reads at any time: without
+		 * WRITE_ONCE() the compiler may merge them away.
+		 */
+		WRITE_ONCE(areas[1].wait_vcpu, PVLOCK_VCPU_ANY);
+		WRITE_ONCE(areas[1].locks_held, 1);
 		shared_flag = 1;
 		while (!shared_stop)
 			shared_spins++;
-		areas[1].locks_held = 0;
+		WRITE_ONCE(areas[1].locks_held, 0);
 		GUEST_DONE();
 	}
 
-	areas[0].wait_vcpu = PVLOCK_VCPU_ANY;
+	WRITE_ONCE(areas[0].wait_vcpu, PVLOCK_VCPU_ANY);
 	while (!shared_flag)
 		cpu_relax();
 
