@@ -10,43 +10,44 @@
  *     (directed yield) instead of halting and leaving the choice to the host;
  *   - the head halts early when the owner is preempted, not only after
  *     spin_threshold spins;
- * and what it keeps: a running vCPU may take a free lock ("steal") while the
- * queue head is not spinning for it (halted, or not yet awake after its kick),
- * because a halted head takes a wake-up to use the lock and a running vCPU
- * does not. The head blocks steals while it spins (q_head_spinning, the role
- * of qspinlock's pending bit), so once awake it gets the lock at the next
- * release. With tunables.lock_steal off the lock is strictly FIFO.
+ * and what it keeps: a running vCPU may take a free lock ("steal") unless
+ * the queue head is running and spinning for it, because a halted or
+ * preempted head takes a wake-up or a time slice to use the lock and a
+ * running vCPU does not. The head announces itself in the head byte while it
+ * spins (the role of qspinlock's pending bit, but naming the head, so a
+ * stealer can see that the head itself is preempted). With tunables.lock_steal
+ * off the lock is strictly FIFO.
  *
  * Lock word (little-endian):
  *
  *   byte 0     owner   owner_encode(cpu) of the holder; 0 = free
- *   byte 1     flags   q_slow: the queue head is halted; the next unlock
- *                              kicks it and clears q_slow
- *                      q_head_spinning: the queue head runs and waits for
- *                              the lock; nobody steals
+ *   byte 1     head    0: no queue head is spinning (none, or it is not
+ *                         awake yet)
+ *                      owner_encode(cpu): the queue head, spinning
+ *                      q_head_halted: the head is halted; the unlock of
+ *                         the current hold kicks it and clears this
  *   bytes 2-3  tail    (cpu + 1) << 2 | nesting level of the last waiter
  *
- * State legend (tail, flags, owner), transitions:
+ * State legend (tail, head, owner), transitions:
  *
- *   fast lock:   (0, 0, 0)        -> (0, 0, me)          cmpxchg of the word
- *   steal:       (*, !spin, 0)    -> (*, !spin, me)      PV, if lock_steal
- *   enqueue:     (t, *, *)        -> (me, *, *)          xchg of the tail half
- *   head runs:   (*, f, *)        -> (*, f | spin, *)    PV
- *   head takes:  (n, *, 0)        -> (n, 0, me)          n != our tail
- *                (me, *, 0)       -> (0, 0, me)          we are the last waiter
- *   head halts:  (*, spin, o)     -> (*, slow, o)        o != 0 (PV, cmpxchg)
- *   hand-over:   (*, f, me)       -> (*, f | slow, me)   successor halted (PV)
- *   unlock:      (*, f, me)       -> (*, f & ~slow, 0)   native: store-release
- *                                                        of owner; PV: fetch_and,
- *                                                        then kick the head if f
- *                                                        had slow
+ *   fast lock:   (0, 0, 0)      -> (0, 0, me)         cmpxchg of the word
+ *   steal:       (*, h, 0)      -> (*, h, me)         PV, lock_steal, and h is
+ *                                                     0 or a preempted head
+ *   enqueue:     (t, *, *)      -> (me, *, *)         xchg of the tail half
+ *   head spins:  (*, *, *)      -> (*, me, *)         PV, store of the byte
+ *   head takes:  (n, *, 0)      -> (n, 0, me)         n != our tail
+ *                (me, *, 0)     -> (0, 0, me)         we are the last waiter
+ *   head halts:  (*, me, o)     -> (*, halted, o)     o != 0 (PV, cmpxchg)
+ *   hand-over:   (*, h, me)     -> (*, halted, me)    successor halted (PV)
+ *   unlock:      (*, h, me)     -> (*, h, 0)          native: store-release
+ *                (*, halted, me) -> (*, 0, 0), kick   PV: cmpxchg of bytes 0-1
  *
- * A head sets q_slow only while the lock is held (its cmpxchg expects the
- * owner it saw), so the unlock that ends that hold sees q_slow and kicks it:
- * one kick per halt, as in pvqspinlock. The MCS hand-over to a halted
- * successor does not kick it (it would only spin on a held lock): the holder
- * marks it head_halted and sets q_slow, and the holder's own unlock kicks it,
- * as pv_kick_node() does.
+ * A head marks itself halted only while the lock is held (its cmpxchg
+ * expects the owner it saw), so the unlock that ends that hold sees the mark
+ * and kicks it: one kick per halt, as in pvqspinlock. The MCS hand-over to a
+ * halted successor does not kick it (it would only spin on a held lock): the
+ * holder marks it head_halted in its node and in the head byte, and the
+ * holder's own unlock kicks it, as pv_kick_node() does.
  */
 #ifndef PVLOCK_CORE_QUEUED_H
 #define PVLOCK_CORE_QUEUED_H
@@ -60,18 +61,21 @@
 namespace pvlock {
 
 constexpr u32 q_owner_mask = 0xffU;
-constexpr u32 q_slow = 1U << 8;
-constexpr u32 q_head_spinning = 1U << 9;
+constexpr u32 q_head_shift = 8;
+constexpr u32 q_head_mask = 0xffU << q_head_shift;
+constexpr u8 q_head_halted = 0xff;
 constexpr u32 q_tail_shift = 16;
 constexpr u32 q_tail_mask = 0xffffU << q_tail_shift;
 
 static inline u8 q_owner(u32 v) { return static_cast<u8>(v & q_owner_mask); }
+static inline u8 q_head(u32 v) { return static_cast<u8>(v >> q_head_shift); }
 static inline u16 q_tail(u32 v) { return static_cast<u16>(v >> q_tail_shift); }
 
 template <typename P>
 struct PvQueued {
 	static_assert(check_platform<P>());
 	static_assert(P::max_cpus < (1U << 14) - 1, "tail: 14 bits of cpu + 1");
+
 
 	static constexpr const char *name = P::pv ? "pvqueued" : "queued";
 
@@ -110,15 +114,20 @@ struct PvQueued {
 		} else {
 			P::hint_holding(-1);
 			/*
-			 * An RMW, not a store: we must read and clear q_slow
-			 * atomically with the release (a head sets it only while
-			 * the owner it saw still holds the lock). Full barrier:
-			 * pairs with the head's cmpxchg that sets q_slow.
+			 * (*, h, me) -> (*, h, 0), or (*, halted, me) -> (*, 0, 0)
+			 * and kick the head. A compare-and-swap of the owner and
+			 * head bytes only: enqueuers xchg the tail half, so this
+			 * rarely retries. Full barrier: pairs with the head's
+			 * cmpxchg that marks it halted.
 			 */
-			u32 old = P::fetch_and(&l->val, ~(q_owner_mask | q_slow),
-					       Order::seq_cst);
+			u16 *low = half_of(l, 0);
+			u16 v = P::load(low, Order::relaxed);
+			u16 nv;
 
-			if (old & q_slow)
+			do {
+				nv = static_cast<u8>(v >> 8) == q_head_halted ? 0 : v & 0xff00;
+			} while (!P::cmpxchg(low, &v, nv, Order::seq_cst));
+			if (static_cast<u8>(v >> 8) == q_head_halted)
 				kick_head(l);
 		}
 	}
@@ -149,8 +158,11 @@ private:
 		return WaitNodes<P>::at((tail >> 2) - 1U, tail & 3U);
 	}
 
-	/* One attempt to take a free lock past a queue head that is not
-	 * spinning for it (PV only). */
+	/*
+	 * One attempt to take a free lock past the queue, if no running head
+	 * spins for it (PV only). A head that is halted, not yet awake, or
+	 * preempted would leave the lock idle until it runs.
+	 */
 	static inline bool try_steal(LockWord *l, u32 me)
 	{
 		if constexpr (!P::pv)
@@ -159,7 +171,11 @@ private:
 			return false;
 		u32 v = P::load(&l->val, Order::relaxed);
 
-		if (q_owner(v) || (v & q_head_spinning))
+		if (q_owner(v))
+			return false;
+		u32 head = owner_decode(q_head(v));
+
+		if (head != no_cpu && !P::vcpu_is_preempted(head))
 			return false;
 		return P::cmpxchg(&l->val, &v, v | me, Order::acquire);
 	}
@@ -253,14 +269,12 @@ private:
 		u32 spins = 0;
 		bool last;
 
-		if constexpr (P::pv)
-			if (tunables.lock_steal)
-				P::fetch_or(&l->val, q_head_spinning, Order::relaxed);
+		announce_head(l);
 		for (;;) {
 			u32 v = P::load(&l->val, Order::acquire);
 
 			if (q_owner(v) == 0) {
-				u32 nv = (v & ~(q_slow | q_head_spinning | q_owner_mask)) | me;
+				u32 nv = (v & ~(q_head_mask | q_owner_mask)) | me;
 
 				last = q_tail(v) == mytail;
 				if (last)
@@ -275,6 +289,9 @@ private:
 
 			u32 owner = owner_decode(q_owner(v));
 
+			/* A racing hand-over or unlock may have cleared our mark. */
+			if (tunables.lock_steal && q_head(v) != owner_encode(P::this_cpu()))
+				announce_head(l);
 			if (YieldPolicy<P>::on_spin(owner, false)) {
 				spins = 0;
 				continue;
@@ -295,31 +312,40 @@ private:
 			pass_head(l, node);
 	}
 
+	/* We spin as queue head: say so, which stops steals (PV only). */
+	static inline void announce_head(LockWord *l)
+	{
+		if constexpr (P::pv)
+			if (tunables.lock_steal)
+				P::store(byte_of(l, 1), owner_encode(P::this_cpu()),
+					 Order::relaxed);
+	}
+
 	static void halt_head(LockWord *l, WaitNode *node, u32 owner)
 	{
 		P::store(&node->state, static_cast<u8>(node_head_halted), Order::relaxed);
 
-		u32 v = P::load(&l->val, Order::relaxed);
+		u16 *low = half_of(l, 0);
+		u16 v = P::load(low, Order::relaxed);
 
 		for (;;) {
-			if (!q_owner(v))
+			if (!static_cast<u8>(v))
 				goto awake;	/* released meanwhile: go and take it */
 			/*
-			 * (*, spin, o) -> (*, slow, o), only while o holds the
-			 * lock. Full barrier: pairs with the unlocker's fetch_and;
-			 * either it sees q_slow and our state and kicks us, or our
-			 * cmpxchg sees the owner gone and fails.
+			 * (*, me, o) -> (*, halted, o), only while o holds the
+			 * lock. Full barrier: pairs with the unlocker's cmpxchg;
+			 * either it sees the mark and our state and kicks us, or
+			 * our cmpxchg sees the owner gone and fails.
 			 */
-			if (P::cmpxchg(&l->val, &v, (v & ~q_head_spinning) | q_slow,
+			if (P::cmpxchg(low, &v, static_cast<u16>((v & 0xff) | (q_head_halted << 8)),
 				       Order::seq_cst))
 				break;
 		}
 		P::hint_waiting_on(owner);
-		P::wait(byte_of(l, 0), q_owner(v));
+		P::wait(byte_of(l, 0), static_cast<u8>(v));
 awake:
 		P::store(&node->state, static_cast<u8>(node_running), Order::relaxed);
-		if (tunables.lock_steal)
-			P::fetch_or(&l->val, q_head_spinning, Order::relaxed);
+		announce_head(l);
 	}
 
 	/*
@@ -345,9 +371,8 @@ awake:
 			 * unlock (or a later one) kicks it once the lock is free.
 			 */
 			if (P::cmpxchg(&next->state, &st, static_cast<u8>(node_head_halted),
-				       Order::relaxed)) {
-				P::fetch_or(&l->val, q_slow, Order::seq_cst);
-			}
+				       Order::relaxed))
+				P::store(byte_of(l, 1), q_head_halted, Order::seq_cst);
 		}
 	}
 
