@@ -57,7 +57,7 @@ $(CORE_BUILD)/pvlock-bench: $(TOP)/guest/user/bench.cpp $(USER_SRCS) $(CORE_HEAD
 core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan $(CORE_BUILD)/test_threads \
 	   $(CORE_BUILD)/test_threads.tsan $(CORE_BUILD)/freestanding_check.o
 	@$(TOP)/scripts/run-tests core \
-		"$(TOP)/scripts/check-object $(CORE_BUILD)/freestanding_check.o '^(pvlock_check_[a-z_]+)$$'" \
+		"$(TOP)/scripts/guest/check-cxx-object nm readelf $(CORE_BUILD)/freestanding_check.o" \
 		$(CORE_BUILD)/test_sim \
 		$(CORE_BUILD)/test_sim.ubsan \
 		$(CORE_BUILD)/test_threads \

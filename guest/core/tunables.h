@@ -2,9 +2,9 @@
 /*
  * pvlock: run-time knobs shared by the algorithms.
  *
- * One global instance, constant-initialised (no constructor runs). The
- * kernel sets it from boot parameters before the first contended lock, the
- * benchmark from its command line; the algorithms only read it.
+ * One global instance (below). The kernel sets it from boot parameters
+ * before the first contended lock, the benchmark and the tests per run; the
+ * algorithms only read it.
  */
 #ifndef PVLOCK_CORE_TUNABLES_H
 #define PVLOCK_CORE_TUNABLES_H
@@ -40,7 +40,7 @@ struct Tunables {
 	u32 max_delay;
 };
 
-inline Tunables tunables = {
+constexpr Tunables default_tunables = {
 	/* .spin_threshold = */ 1U << 15,
 	/* .preempt_check_mask = */ 255,
 	/* .directed_yield = */ true,
@@ -51,6 +51,15 @@ inline Tunables tunables = {
 	/* .min_delay = */ 1,
 	/* .max_delay = */ 16000,
 };
+
+/*
+ * The instance. Each program defines it once, in its platform's translation
+ * unit, as "Tunables tunables = default_tunables;" (constant-initialised, so
+ * no constructor runs): a plain external definition, because a C++17 inline
+ * variable would be a COMDAT section that the kernel's linker script does not
+ * place.
+ */
+extern Tunables tunables;
 
 } /* namespace pvlock */
 

@@ -9,19 +9,11 @@
  */
 #include "guest/core/types.h"
 
-/*
- * guest/core/tunables.h defines its one instance as a C++17 inline variable:
- * vague linkage, emitted as a COMDAT .data._Z* section that the kernel
- * linker script does not place (an orphan). This object is the only C++
- * translation unit of the kernel, so internal linkage is equivalent here.
- * TODO(core): a storage-class hook in tunables.h instead of this.
- */
-#define inline static
-#include "guest/core/tunables.h"
-#undef inline
-
 #include "guest/core/algorithms.h"
 #include "guest/kernel/kernel_platform.h"
+
+/* The kernel's one instance of the algorithms' knobs (tunables.h). */
+pvlock::Tunables pvlock::tunables = pvlock::default_tunables;
 
 namespace pvlock {
 namespace {

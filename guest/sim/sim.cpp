@@ -3,6 +3,7 @@
  * pvlock: the deterministic simulator's scheduler. See sim.h for the model.
  */
 #include "sim.h"
+#include "../core/tunables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,8 @@ sim_fiber_start:
 )");
 
 namespace pvlock {
+
+Tunables tunables = default_tunables;
 namespace sim {
 
 namespace {

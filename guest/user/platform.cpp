@@ -4,6 +4,7 @@
  * See platform.h for what each models.
  */
 #include "platform.h"
+#include "../core/tunables.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 namespace pvlock {
+
+Tunables tunables = default_tunables;
 
 thread_local u32 UserPlatform::self;
 u32 UserPlatform::nr = 1;

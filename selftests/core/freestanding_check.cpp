@@ -12,6 +12,8 @@
 
 using namespace pvlock;
 
+Tunables pvlock::tunables = default_tunables;
+
 extern "C" {
 u32 pvlock_check_this_cpu(void);
 u32 pvlock_check_nr_cpus(void);
