@@ -6,9 +6,15 @@ TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(TOP)/build
 export TOP BUILD
 
+# Each fragment appends its test tier to TEST_TARGETS.
+TEST_TARGETS :=
 -include $(sort $(wildcard $(TOP)/mk/*.mk))
+
+## test            every test tier, in order (what .ci/run runs; see README.md)
+.PHONY: test
+test: $(TEST_TARGETS)
 
 .PHONY: help
 help:
 	@echo "pvlock targets:"
-	@grep -h '^## ' $(TOP)/mk/*.mk | sed 's/^## /  /'
+	@grep -h '^## ' $(TOP)/Makefile $(TOP)/mk/*.mk | sed 's/^## /  /'

@@ -1,5 +1,4 @@
 # guest/core and its user-space lab: tests and the overcommit benchmark.
-## test            every test tier that runs on this machine (see README.md)
 ## core-test       lock algorithms: schedule exploration, real threads, TSan/UBSan, freestanding build
 ## bench           user-space overcommit benchmark (1x-4x, every lock + pthread_mutex), table + CSV + SVG
 ## bench-quick     the same, one repeat, short cells (a smoke run)
@@ -22,7 +21,7 @@ FREESTANDING_FLAGS := -std=gnu++17 -O2 -fno-pic -fno-pie -nostdinc -nostdinc++ -
 
 TEST_TARGETS += core-test
 
-.PHONY: test core-test bench bench-quick
+.PHONY: core-test bench bench-quick
 
 $(CORE_BUILD)/test_sim: $(TOP)/selftests/core/test_sim.cpp $(SIM_SRCS) $(CORE_HEADERS)
 	@mkdir -p $(@D)
@@ -62,8 +61,6 @@ core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan $(CORE_
 		$(CORE_BUILD)/test_sim.ubsan \
 		$(CORE_BUILD)/test_threads \
 		"env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 setarch -R $(CORE_BUILD)/test_threads.tsan"
-
-test: $(TEST_TARGETS)
 
 BENCH_OUT ?= $(BUILD)/bench
 BENCH_ARGS ?= --repeats 5 --duration-ms 500
