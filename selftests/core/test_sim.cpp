@@ -18,6 +18,7 @@
  */
 #include "../../guest/core/algorithms.h"
 #include "../../guest/sim/sim.h"
+#include "../../guest/core/broken.h"
 #include "harness.h"
 
 #include <stdlib.h>
@@ -194,25 +195,6 @@ Params overcommit(u32 bound)
 /* A host that drops every kick: halted waiters must never wake. */
 struct SimNoKick : SimPlatform {
 	static void kick(u32) {}
-};
-
-/* Test-and-test-and-set without the atomic: load, then a separate store. */
-template <typename P>
-struct RacyTas {
-	static constexpr const char *name = "racy-tas";
-
-	static void lock(LockWord *l)
-	{
-		for (;;) {
-			if (P::load(&l->val, Order::acquire) == 0) {
-				P::store(&l->val, 1U, Order::relaxed);
-				return;
-			}
-			P::relax();
-		}
-	}
-
-	static void unlock(LockWord *l) { P::store(&l->val, 0U, Order::release); }
 };
 
 } /* namespace */

@@ -13,6 +13,7 @@
  * and a PV lock on a platform that drops kicks must hang.
  */
 #include "../../guest/user/thread_lab.h"
+#include "../../guest/core/broken.h"
 #include "harness.h"
 
 #include <pthread.h>
@@ -85,27 +86,6 @@ int in_child(int (*fn)())
 
 struct UserNoKick : UserPlatform {
 	static void kick(u32) {}
-};
-
-template <typename P>
-struct RacyTas {
-	static constexpr const char *name = "racy-tas";
-
-	/* The check and the set are separate steps, with a window between. */
-	static void lock(LockWord *l)
-	{
-		for (;;) {
-			if (P::load(&l->val, Order::acquire) == 0) {
-				for (int i = 0; i < 20; i++)
-					P::relax();
-				P::store(&l->val, 1U, Order::relaxed);
-				return;
-			}
-			P::relax();
-		}
-	}
-
-	static void unlock(LockWord *l) { P::store(&l->val, 0U, Order::release); }
 };
 
 } /* namespace */
@@ -196,7 +176,7 @@ TEST("negative: a non-atomic test-and-set breaks the counter and is caught")
 		/* A race needs two holders overlapping: give it a few cells. */
 		for (u32 attempt = 0; attempt < 6; attempt++) {
 			CellConfig cfg = overcommit(1 + attempt % 2);
-			CellResult r = run_cell(lock_ops<RacyTas<UserPlatform>>(), cfg);
+			CellResult r = run_cell(lock_ops<RacyTas<UserPlatform, 20>>(), cfg);
 
 			if (r.exclusion_broken)
 				return 0;

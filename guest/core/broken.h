@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * pvlock: deliberately broken locks, the negative controls of every harness
+ * (simulator, threads, the in-kernel benchmark). Never a real lock: nothing
+ * that picks a spinlock algorithm may offer these.
+ *
+ * RacyTas tests and sets with two separate accesses, with window relax()
+ * calls between them, so two vCPUs can both see the lock free and both
+ * "acquire" it. A harness that checks mutual exclusion must catch it.
+ */
+#ifndef PVLOCK_CORE_BROKEN_H
+#define PVLOCK_CORE_BROKEN_H
+
+#include "lock_word.h"
+#include "platform.h"
+
+namespace pvlock {
+
+template <typename P, unsigned int window = 0>
+struct RacyTas {
+	static constexpr const char *name = "broken-racy-tas";
+
+	static inline void lock(LockWord *l)
+	{
+		for (;;) {
+			if (P::load(&l->val, Order::acquire) == 0) {
+				for (unsigned int i = 0; i < window; i++)
+					P::relax();
+				P::store(&l->val, 1U, Order::relaxed);
+				return;
+			}
+			P::relax();
+		}
+	}
+
+	static inline void unlock(LockWord *l) { P::store(&l->val, 0U, Order::release); }
+};
+
+} /* namespace pvlock */
+
+#endif /* PVLOCK_CORE_BROKEN_H */
