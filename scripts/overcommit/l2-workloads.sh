@@ -74,6 +74,11 @@ for wl in $(echo "$w" | tr ',' ' '); do
 		;;
 	dbench)
 		# One client per vCPU on tmpfs, a 35000-line prefix of Debian's client.txt.
+		# dbench keeps its clients' state in System V shared memory and semaphores.
+		if [ ! -d /proc/sysvipc ]; then
+			fail dbench "the guest kernel has no CONFIG_SYSVIPC (dbench needs shmget/semget)"
+			continue
+		fi
 		mkdir -p /tmp/dbench
 		out=$(dbench -t "$secs" -c /oc/client.txt -D /tmp/dbench "$cpus" 2>&1)
 		rc=$?
