@@ -6,13 +6,14 @@
 ## overcommit-smoke  CI short form: lockbench, 1x and 4x, upstream + pvlock, 1 repeat; fails when the lab breaks
 ## overcommit-dry-run  print the L1/L2 command lines and guest set-up without running (add --host-kvm for a KVM host)
 ## overcommit-host-kvm  the main job on a real KVM host with the patched modules loaded (no L1)
+## overcommit-selftest  tests of the overcommit scripts and report (cell parsing, CI checks, dry runs), no VM
 
 OVERCOMMIT := $(TOP)/scripts/overcommit/run
 OVERCOMMIT_ARGS ?=
 
-TEST_TARGETS += overcommit-smoke
+TEST_TARGETS += overcommit-selftest overcommit-smoke
 
-.PHONY: overcommit overcommit-smoke overcommit-dry-run overcommit-host-kvm
+.PHONY: overcommit overcommit-smoke overcommit-dry-run overcommit-host-kvm overcommit-selftest
 
 overcommit:
 	$(OVERCOMMIT) $(OVERCOMMIT_ARGS)
@@ -25,3 +26,7 @@ overcommit-dry-run:
 
 overcommit-host-kvm:
 	$(OVERCOMMIT) --host-kvm $(OVERCOMMIT_ARGS)
+
+overcommit-selftest:
+	@$(TOP)/scripts/install-deps python3 >/dev/null
+	$(TOP)/selftests/overcommit/test_overcommit.py

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+"""Tests of scripts/overcommit/run and bench-report's overcommit mode, without any VM.
+
+Checks the parts that decide what is a result: a cell file becomes a result, a lab failure or
+"wrong lock"; the CI checks catch a missing row, a pvlock guest whose host counters stayed at
+zero, and a guest on the wrong lock; bad input is a clear error; the dry runs print the L1 and
+L2 command lines; bench-report turns the CSV into the seeds' table (lower-is-better included).
+TAP output.
+"""
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+RUN = os.path.join(TOP, "scripts", "overcommit", "run")
+REPORT = os.path.join(TOP, "scripts", "bench-report")
+
+loader = importlib.machinery.SourceFileLoader("oc_run", RUN)
+spec = importlib.util.spec_from_loader("oc_run", loader)
+oc = importlib.util.module_from_spec(spec)
+loader.exec_module(oc)
+
+results = []
+
+
+def ok(cond, name):
+    results.append(bool(cond))
+    print("%sok %d - %s" % ("" if cond else "not ", len(results), name), flush=True)
+
+
+class Args:
+    workloads = ["lockbench", "hackbench"]
+    levels = [1, 4]
+    configs = ["upstream", "pvlock"]
+    secs = 3
+
+
+def cell_text(config, waits=5, lock=None, verdict="finished", hb="2.5"):
+    lock = lock or {"upstream": "pvlock: off: disabled by pvlock=off, using upstream PV qspinlock",
+                    "pvlock": "pvlock: using pvqueued (host ABI 1.0, features 0x3f)"}[config]
+    return "\n".join([
+        "l2_run_rc=0", "verdict=%s" % verdict, "guest_rc=0", "console=clean", "seconds=40",
+        "counter pvlock_waits %d" % waits, "counter pvlock_kicks %d" % waits,
+        "counter pvlock_yield_attempted 0",
+        "OC-LOCK [    0.80] " + lock,
+        "OC-RESULT workload=lockbench value=120000 unit=acq/s higher_is_better=1",
+        "OC-RESULT workload=hackbench value=%s unit=s higher_is_better=0" % hb,
+        "OC-END fails=0", ""])
+
+
+def parse(config, level, text):
+    c = oc.Cell(config, level, 1, 0)
+    with tempfile.NamedTemporaryFile("w", delete=False) as f:
+        f.write(text)
+    try:
+        return c, oc.parse_cell_file(c, f.name, Args)
+    finally:
+        os.unlink(f.name)
+
+
+def main():
+    a = Args()
+    c, st = parse("pvlock", 4, cell_text("pvlock"))
+    ok(st == "ok" and c.results["hackbench"] == (2.5, "s", False)
+       and c.counters["pvlock_waits"] == 5, "a finished cell becomes a result with its counters")
+    c, st = parse("pvlock", 4, cell_text("pvlock", lock="pvlock: off: host does not speak "
+                                         "pvlock (-22), using upstream PV qspinlock"))
+    ok(st == "wrong-lock" and not c.results, "a pvlock guest that fell back is not a result")
+    c, st = parse("upstream", 1, cell_text("upstream", verdict="hung"))
+    ok(st == "l2-hung" and not c.results, "a hung guest is a lab failure, never a result")
+
+    cells = []
+    for cfg in a.configs:
+        for n in a.levels:
+            c, st = parse(cfg, n, cell_text(cfg, waits=0 if cfg == "upstream" else 7))
+            c.status = st
+            cells.append(c)
+    ok(oc.checks(cells, a) == [], "a complete healthy run passes the checks")
+
+    zero = [c for c in cells]
+    pv4 = [c for c in zero if c.config == "pvlock" and c.level == 4][0]
+    pv4.counters = dict(pv4.counters, pvlock_waits=0, pvlock_kicks=0)
+    probs = oc.checks(cells, a)
+    ok(any("stayed at 0" in p for p in probs), "pvlock counters at zero at 4x are caught")
+    pv4.counters = dict(pv4.counters, pvlock_waits=3)
+
+    up1 = [c for c in cells if c.config == "upstream" and c.level == 1][0]
+    del up1.results["hackbench"]
+    probs = oc.checks(cells, a)
+    ok(any("table row missing: hackbench 1x upstream" in p for p in probs),
+       "a missing table row is caught")
+
+    up1.status = "lab-failure"
+    probs = oc.checks(cells, a)
+    ok(any("has no result" in p for p in probs), "a cell without result is caught")
+
+    # bad input: clear error, exit 2, never a hang
+    for args, text in ((["--configs", "bogus"], "unknown configs 'bogus'"),
+                       (["--configs", "pvlock"], "must include upstream"),
+                       (["--levels", "0,9"], "between 1 and 8"),
+                       (["--configs", "upstream,pvlock+yield"], "not available"),
+                       (["--frobnicate"], "bad arguments")):
+        p = subprocess.run([RUN] + args, capture_output=True, text=True, timeout=60)
+        ok(p.returncode == 2 and text in p.stderr, "bad input %s: exit 2, '%s'" % (args, text))
+
+    with tempfile.TemporaryDirectory(dir=os.path.join(TOP, "build") if os.path.isdir(
+            os.path.join(TOP, "build")) else None) as d:
+        bz = os.path.exists(oc.BZIMAGE)
+        p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--out", d],
+                           capture_output=True, text=True, timeout=120)
+        if bz and os.path.exists(os.path.join(oc.KVM_MODULES, "kvm.ko")):
+            ok(p.returncode == 0 and "l1-run --kvm-modules" in p.stdout
+               and p.stdout.count("l2-run --name") == 4 and "--smp 8" in p.stdout,
+               "lab dry run prints one L1 boot and 4 L2 guests (1x and 4x)")
+        else:
+            msg = p.stderr + p.stdout
+            ok(p.returncode == 2 and ("make guest-kernel" in msg or "make host-modules" in msg),
+               "dry run without kernel/modules: clear error")
+        p = subprocess.run([RUN, "--dry-run", "--no-build", "--host-kvm", "--pcpus", "0,1",
+                            "--levels", "2", "--repeats", "1", "--out", d],
+                           capture_output=True, text=True, timeout=120)
+        if bz:
+            ok(p.returncode == 0 and "taskset -c 0,1" in p.stdout and "l1-run" not in p.stdout
+               and "--smp 4" in p.stdout, "host-kvm dry run: no L1, guests pinned, 2x = 4 vCPUs")
+        else:
+            ok(p.returncode == 2, "host-kvm dry run without a kernel: clear error")
+
+        csvp = os.path.join(d, "r.csv")
+        with open(csvp, "w") as f:
+            f.write("repeat,workload,level,config,value,higher_is_better,unit\n")
+            for r, (b, pv) in enumerate(((10.0, 8.0), (12.0, 8.0)), 1):
+                f.write("%d,hackbench,1,upstream,%s,0,s\n%d,hackbench,1,pvlock,%s,0,s\n"
+                        % (r, b, r, pv))
+        p = subprocess.run([REPORT, csvp, "--base", "upstream"], capture_output=True, text=True)
+        row = [l for l in p.stdout.splitlines() if l.startswith(" 1x")]
+        ok(p.returncode == 0 and row and row[0].split()[-1] == "27.27",
+           "bench-report: lower-is-better %improvement = (base - patched) / base")
+    print("# %d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
