@@ -42,6 +42,8 @@ require_uint() { [[ $2 =~ ^[0-9]+$ ]] || die "$1 needs a non-negative integer, g
 # and long batches let others in between.  A caller that already wraps us in
 # `flock /tmp/pvlock-cpu.lock ...` must not deadlock against itself: if the lock holder listed
 # in /proc/locks is one of our ancestors, we are already inside the lock and take nothing.
+# A lab script that holds the lock for a batch of l1-runs (reliability --batch) exports
+# PVLOCK_CPU_LOCK_HELD=1 to its children while it holds it, for the same purpose.
 LAB_CPU_LOCK=${PVLOCK_CPU_LOCK:-/tmp/pvlock-cpu.lock}
 LAB_LOCK_FD=
 
@@ -61,6 +63,7 @@ _lab_lock_held_by_ancestor() {
 
 lab_cpu_lock() {
 	[ -z "$LAB_LOCK_FD" ] || return 0
+	[ "${PVLOCK_CPU_LOCK_HELD:-}" != 1 ] || return 0
 	touch "$LAB_CPU_LOCK" 2>/dev/null || true
 	if _lab_lock_held_by_ancestor; then
 		return 0
@@ -76,6 +79,7 @@ lab_cpu_lock() {
 		wait "$LAB_LOCK_WAITER" || die "waiting for the CPU lock failed (the flock waiter was killed)"
 		LAB_LOCK_WAITER=
 	fi
+	export PVLOCK_CPU_LOCK_HELD=1
 }
 
 lab_cpu_unlock() {
@@ -84,6 +88,7 @@ lab_cpu_unlock() {
 	flock -u "$LAB_LOCK_FD"
 	exec {LAB_LOCK_FD}>&-
 	LAB_LOCK_FD=
+	unset PVLOCK_CPU_LOCK_HELD
 }
 
 # Why did a QEMU run with -no-reboot end?  -trace qemu_system_shutdown_request prints
