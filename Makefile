@@ -12,7 +12,8 @@ TEST_TARGETS :=
 
 ## test            every test tier, in order (what .ci/run runs; see README.md)
 .PHONY: test
-test: $(TEST_TARGETS)
+test:
+	@$(TOP)/scripts/run-tiers $(TEST_TARGETS)
 
 .PHONY: help
 help:
