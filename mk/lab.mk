@@ -3,7 +3,7 @@ LAB := $(TOP)/scripts/lab
 N ?= 30
 RETRIES ?= 1
 
-.PHONY: lab-deps lab-smoke lab-reliability lab-selftest
+.PHONY: lab-deps lab-smoke lab-reliability lab-selftest lab-vm-checks
 
 ## lab-deps              install the lab's Debian packages (idempotent)
 lab-deps:
@@ -20,3 +20,7 @@ lab-reliability: lab-deps
 ## lab-selftest          check the lab scripts themselves (console-verdict, bad input), no VM
 lab-selftest:
 	$(TOP)/selftests/lab/run
+
+## lab-vm-checks         l1-run verdicts on real L1 boots: pass, fail, lab failure + retry, panic, wedge (~3 min)
+lab-vm-checks: lab-deps
+	$(TOP)/selftests/lab/vm-checks $(BUILD)/lab/vm-checks
