@@ -25,10 +25,12 @@ HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick
 host-modules:
 	$(HOST_SCRIPTS)/build-kvm-modules
 
+# FILE_PATH_CHANGES only asks whether MAINTAINERS needs updating for the new
+# arch/x86/kvm/pvlock.[ch]: it does not, "KVM X86" covers arch/x86/kvm/.
 host-checkpatch: host-modules
 	cd $(BUILD)/host/linux-source-6.12 && \
 	for p in $(TOP)/host/patches/0*.patch; do \
-		./scripts/checkpatch.pl --strict -q "$$p" || exit 1; done
+		./scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "$$p" || exit 1; done
 
 host-selftests-build:
 	$(HOST_SCRIPTS)/build-selftests
