@@ -7,7 +7,7 @@
 ## host-negative       boot L1 with the kick-dropping KVM: passes only if pvlock_test catches it
 ## host-selftests-stock  the same selftests on L1's stock KVM (pvlock_test must skip, the rest pass)
 ## host-selftests-full  slower tier: every x86_64 KVM selftest on stock and patched KVM, compared
-## host-check          host-checkpatch + host-selftests + host-negative
+## host-test           the host tier of make test: host-checkpatch + host-selftests + host-negative
 
 HOST_SCRIPTS := $(TOP)/scripts/host
 HOST_MODULES := $(BUILD)/host/kvm-modules
@@ -20,7 +20,9 @@ HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh
 HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick
 
 .PHONY: host-modules host-checkpatch host-selftests-build host-selftests \
-	host-negative host-selftests-stock host-selftests-full host-check
+	host-negative host-selftests-stock host-selftests-full host-test
+
+TEST_TARGETS += host-test
 
 host-modules:
 	$(HOST_SCRIPTS)/build-kvm-modules
@@ -59,4 +61,5 @@ host-selftests-full: host-modules
 	$(HOST_SCRIPTS)/compare-tap $(HOST_LAB_OUT)/full-stock/last/out/host-selftests.tap \
 		$(HOST_LAB_OUT)/full-patched/last/out/host-selftests.tap
 
-host-check: host-checkpatch host-selftests host-negative
+host-test:
+	$(HOST_SCRIPTS)/test-tier
