@@ -139,7 +139,8 @@ def main():
         row = [l for l in p.stdout.splitlines() if l.startswith(" 1x")]
         ok(p.returncode == 0 and row and row[0].split()[-1] == "27.27",
            "bench-report: lower-is-better %improvement = (base - patched) / base")
-    print("# %d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    print("overcommit-selftest: %d passed, %d failed" % (sum(results),
+                                                        len(results) - sum(results)))
     return 0 if all(results) else 1
 
 
