@@ -4,6 +4,9 @@ GUEST_SCRIPTS := $(TOP)/scripts/guest
 
 .PHONY: guest-kernel guest-initramfs guest-test guest-test-quick guest-boot
 
+# The VM tier of `make test`: every TCG boot case (cold build ~13 min + ~15 boots).
+TEST_TARGETS += guest-test
+
 ## guest-kernel          build the pvlock guest bzImage (installs deps, unpacks, patches, ccache; incremental)
 guest-kernel:
 	$(GUEST_SCRIPTS)/build-kernel
