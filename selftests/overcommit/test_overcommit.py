@@ -70,6 +70,9 @@ def main():
     c, st = parse("pvlock", 4, cell_text("pvlock", lock="pvlock: off: host does not speak "
                                          "pvlock (-22), using upstream PV qspinlock"))
     ok(st == "wrong-lock" and not c.results, "a pvlock guest that fell back is not a result")
+    c, st = parse("pvlock-noyield", 4, cell_text("pvlock") + "OC-LOCK [ 0.1] pvlock: "
+                  "pvlock_tune: bad or refused setting \"yield:0\": skipped; keys: yield\n")
+    ok(st == "wrong-lock", "a refused pvlock_tune voids the configuration")
     c, st = parse("upstream", 1, cell_text("upstream", verdict="hung"))
     ok(st == "l2-hung" and not c.results, "a hung guest is a lab failure, never a result")
 
@@ -102,7 +105,7 @@ def main():
     for args, text in ((["--configs", "bogus"], "unknown configs 'bogus'"),
                        (["--configs", "pvlock"], "must include upstream"),
                        (["--levels", "0,9"], "between 1 and 8"),
-                       (["--configs", "upstream,pvlock+yield"], "not available"),
+                       (["--configs", "upstream,pvlock+steal"], "unknown configs"),
                        (["--frobnicate"], "bad arguments")):
         p = subprocess.run([RUN] + args, capture_output=True, text=True, timeout=60)
         ok(p.returncode == 2 and text in p.stderr, "bad input %s: exit 2, '%s'" % (args, text))
