@@ -53,6 +53,45 @@ constexpr Tunables default_tunables = {
 };
 
 /*
+ * Set one knob by name, for boot parameters and command lines:
+ *   yield       directed_yield (0/1)     steal      lock_steal (0/1)
+ *   halt_deep   halt_deep_waiters (0/1)  spin       spin_threshold (>= 1)
+ *   check       preempt_check_mask (2^n - 1)
+ *   deep        deep_waiter (1..255)     collision  0 use_min, 1 use_stored
+ * Returns false, changing nothing, for an unknown key or a value out of range.
+ */
+static inline bool tunable_set(Tunables &t, const char *key, u32 value)
+{
+	auto is = [key](const char *name) {
+		const char *k = key;
+
+		while (*k && *k == *name) {
+			k++;
+			name++;
+		}
+		return *k == *name;
+	};
+
+	if (is("yield") && value <= 1)
+		t.directed_yield = value;
+	else if (is("steal") && value <= 1)
+		t.lock_steal = value;
+	else if (is("halt_deep") && value <= 1)
+		t.halt_deep_waiters = value;
+	else if (is("spin") && value >= 1)
+		t.spin_threshold = value;
+	else if (is("check") && (value & (value + 1)) == 0)
+		t.preempt_check_mask = value;
+	else if (is("deep") && value >= 1 && value <= 255)
+		t.deep_waiter = static_cast<u8>(value);
+	else if (is("collision") && value <= 1)
+		t.collision = value ? Collision::use_stored : Collision::use_min;
+	else
+		return false;
+	return true;
+}
+
+/*
  * The instance. Each program defines it once, in its platform's translation
  * unit, as "Tunables tunables = default_tunables;" (constant-initialised, so
  * no constructor runs): a plain external definition, because a C++17 inline

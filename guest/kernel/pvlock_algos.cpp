@@ -15,6 +15,11 @@
 /* The kernel's one instance of the algorithms' knobs (tunables.h). */
 pvlock::Tunables pvlock::tunables = pvlock::default_tunables;
 
+extern "C" bool pvlock_tunable_set(const char *key, pvlock::u32 value)
+{
+	return pvlock::tunable_set(pvlock::tunables, key, value);
+}
+
 namespace pvlock {
 namespace {
 

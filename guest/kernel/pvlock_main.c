@@ -170,6 +170,36 @@ bad:
 }
 early_param("pvlock", pvlock_parse);
 
+/*
+ * pvlock_tune=<key>:<value>[,<key>:<value>...]
+ *   the algorithms' knobs (guest/core/tunables.h), e.g. pvlock_tune=yield:0
+ *   to measure pvlock without directed yield. A malformed or refused pair is
+ *   reported and skipped; the others still apply.
+ */
+static char pvlock_tune_error[96] __initdata;
+
+static int __init pvlock_tune_parse(char *arg)
+{
+	char *pair, *colon;
+	unsigned int value;
+
+	while (arg && (pair = strsep(&arg, ",")) != NULL) {
+		colon = strchr(pair, ':');
+		if (colon)
+			*colon = '\0';
+		if (!colon || kstrtouint(colon + 1, 0, &value) ||
+		    !pvlock_tunable_set(pair, value)) {
+			snprintf(pvlock_tune_error, sizeof(pvlock_tune_error),
+				 "pvlock_tune: bad or refused setting \"%s%s%s\"",
+				 pair, colon ? ":" : "", colon ? colon + 1 : "");
+			if (colon)
+				*colon = ':';
+		}
+	}
+	return 0;
+}
+early_param("pvlock_tune", pvlock_tune_parse);
+
 /* --- hypercalls ------------------------------------------------------------ */
 
 static bool pvlock_host __read_mostly;	/* host speaks pvlock: wait/kick work */
@@ -421,6 +451,9 @@ static int __init pvlock_report(void)
 	if (pvlock_param_error[0])
 		pr_warn("%s: ignored; expected pvlock=off|auto|<algorithm>[,force]\n",
 			pvlock_param_error);
+	if (pvlock_tune_error[0])
+		pr_warn("%s: skipped; keys: yield steal halt_deep spin check deep collision\n",
+			pvlock_tune_error);
 
 	if (a && pvlock_host)
 		pr_info("using %s (host ABI %u.%u, features %#x)%s\n", a->name,

@@ -11,7 +11,7 @@
  *
  *   pvlock-bench [--cores N] [--levels 1,2,3,4] [--cs short,long]
  *                [--duration-ms MS] [--repeats R] [--locks a,b,...]
- *                [--csv FILE]
+ *                [--csv FILE] [--tune key=value ...]
  *
  * Besides the algorithms, the variants below (an algorithm with one
  * mechanism turned off) run too, unless --locks names a subset.
@@ -45,7 +45,9 @@ const CsKind cs_kinds[] = {
 	fprintf(stderr, "pvlock-bench: %s\n"
 		"usage: pvlock-bench [--cores N] [--levels 1,2,3,4] [--cs short,long]\n"
 		"                    [--duration-ms MS] [--repeats R] [--locks a,b,...]\n"
-		"                    [--csv FILE]\n", why);
+		"                    [--csv FILE] [--tune key=value ...]\n"
+		"--tune sets an algorithm knob for the whole run (guest/core/tunables.h:\n"
+		"yield steal halt_deep spin check deep collision)\n", why);
 	exit(2);
 }
 
@@ -61,6 +63,17 @@ u32 parse_u32(const char *s, const char *what)
 		snprintf(msg, sizeof(msg), "bad %s '%s'", what, s);
 		usage(msg);
 	}
+	return static_cast<u32>(v);
+}
+
+u32 parse_u32_or_zero(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (errno || *end || end == s || v > 0xffffffffUL)
+		usage("bad number");
 	return static_cast<u32>(v);
 }
 
@@ -152,6 +165,16 @@ int main(int argc, char **argv)
 			locks = v;
 		} else if (!strcmp(a, "--csv")) {
 			csv_path = v;
+		} else if (!strcmp(a, "--tune")) {
+			char key[32];
+			const char *eq = strchr(v, '=');
+
+			if (!eq || eq == v || static_cast<size_t>(eq - v) >= sizeof(key))
+				usage("--tune wants key=value");
+			memcpy(key, v, eq - v);
+			key[eq - v] = '\0';
+			if (!tunable_set(tunables, key, parse_u32_or_zero(eq + 1)))
+				usage("--tune: unknown key or value out of range");
 		} else {
 			usage("unknown option");
 		}

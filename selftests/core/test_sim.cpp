@@ -407,6 +407,27 @@ TEST("preemptable ticket: the timeout unit adapts to the hold time")
 	EXPECT(unit[1] > PreemptTicket<SimPlatform>::min_unit, "unit never left its floor");
 }
 
+TEST("tunables: set by name; unknown keys and bad values are refused")
+{
+	Tunables t = default_tunables;
+
+	EXPECT(tunable_set(t, "yield", 0) && !t.directed_yield, "yield:0");
+	EXPECT(tunable_set(t, "steal", 0) && !t.lock_steal, "steal:0");
+	EXPECT(tunable_set(t, "spin", 4096) && t.spin_threshold == 4096, "spin:4096");
+	EXPECT(tunable_set(t, "check", 63) && t.preempt_check_mask == 63, "check:63");
+	EXPECT(tunable_set(t, "collision", 1) && t.collision == Collision::use_stored,
+	       "collision:1");
+	Tunables before = t;
+
+	EXPECT(!tunable_set(t, "yieldx", 1), "unknown key accepted");
+	EXPECT(!tunable_set(t, "yiel", 1), "prefix of a key accepted");
+	EXPECT(!tunable_set(t, "yield", 2), "yield:2 accepted");
+	EXPECT(!tunable_set(t, "spin", 0), "spin:0 accepted");
+	EXPECT(!tunable_set(t, "check", 100), "check:100 (not 2^n - 1) accepted");
+	EXPECT(!tunable_set(t, "deep", 256), "deep:256 accepted");
+	EXPECT(!__builtin_memcmp(&before, &t, sizeof(t)), "a refused setting changed a knob");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2)
