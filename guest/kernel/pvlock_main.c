@@ -212,9 +212,14 @@ static char pvlock_reason_buf[80] __initdata;
 /* Longest halt of one wait; the algorithms re-check and wait again. */
 #define PVLOCK_WAIT_BOUND_NS	(10 * NSEC_PER_MSEC)
 
+/*
+ * Every pvlock call passes a2 and a3 as zero: the host refuses nonzero
+ * reserved arguments (-PVLOCK_EINVAL), and kvm_hypercall2() would leave
+ * whatever RDX and RSI held.
+ */
 static inline long pvlock_hc(unsigned long op, unsigned long a1)
 {
-	return kvm_hypercall2(PVLOCK_HC_NR, PVLOCK_CALL(op), a1);
+	return kvm_hypercall4(PVLOCK_HC_NR, PVLOCK_CALL(op), a1, 0, 0);
 }
 
 /*
@@ -246,7 +251,8 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 			     : "=a"(ret)
 			     : "a"((unsigned long)PVLOCK_HC_NR),
 			       "b"(PVLOCK_CALL(PVLOCK_OP_WAIT)),
-			       "c"((unsigned long)PVLOCK_WAIT_BOUND_NS)
+			       "c"((unsigned long)PVLOCK_WAIT_BOUND_NS),
+			       "d"(0UL), "S"(0UL)
 			     : "memory");
 	}
 	(void)ret;
