@@ -5,6 +5,9 @@ RETRIES ?= 1
 
 .PHONY: lab-deps lab-smoke lab-reliability lab-selftest lab-vm-checks
 
+# The lab scripts' own tests (no VM) run in `make test`.
+TEST_TARGETS += lab-selftest
+
 ## lab-deps              install the lab's Debian packages (idempotent)
 lab-deps:
 	$(LAB)/install-deps
