@@ -18,12 +18,14 @@ namespace pvlock {
 
 template <typename P, unsigned int window = 0>
 struct RacyTas {
-	static constexpr const char *name = "broken-racy-tas";
+	/* The name the in-kernel benchmark and pvlock= know it by. */
+	static constexpr const char *name = "broken";
 
 	static inline void lock(LockWord *l)
 	{
 		for (;;) {
 			if (P::load(&l->val, Order::acquire) == 0) {
+				/* the bug: a window between the test and the set */
 				for (unsigned int i = 0; i < window; i++)
 					P::relax();
 				P::store(&l->val, 1U, Order::relaxed);
@@ -33,7 +35,23 @@ struct RacyTas {
 		}
 	}
 
+	static inline bool trylock(LockWord *l)
+	{
+		if (P::load(&l->val, Order::acquire) != 0)
+			return false;
+		P::store(&l->val, 1U, Order::relaxed);
+		return true;
+	}
+
 	static inline void unlock(LockWord *l) { P::store(&l->val, 0U, Order::release); }
+
+	static inline bool is_locked(const LockWord *l)
+	{
+		return P::load(&l->val, Order::relaxed) != 0;
+	}
+
+	static inline bool is_contended(const LockWord *) { return false; }
+	static constexpr bool value_unlocked(u32 v) { return v == 0; }
 };
 
 } /* namespace pvlock */

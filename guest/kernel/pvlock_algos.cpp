@@ -10,6 +10,7 @@
 #include "guest/core/types.h"
 
 #include "guest/core/algorithms.h"
+#include "guest/core/broken.h"
 #include "guest/kernel/kernel_platform.h"
 
 /* The kernel's one instance of the algorithms' knobs (tunables.h). */
@@ -22,47 +23,6 @@ extern "C" bool pvlock_tunable_set(const char *key, pvlock::u32 value)
 
 namespace pvlock {
 namespace {
-
-/*
- * The negative control of the benchmark: a test-and-set lock that tests and
- * sets with two separate accesses, so two CPUs can both see the lock free
- * and both "acquire" it. The benchmark must report its mutual-exclusion
- * violations; it is never selectable as the kernel's spinlock.
- */
-template <typename P>
-struct BrokenTas {
-	static constexpr const char *name = "broken";
-
-	static inline void lock(LockWord *l)
-	{
-		while (P::load(&l->val, Order::relaxed) != 0)
-			P::relax();
-		/* the bug: the window between the test and the set */
-		P::relax();
-		P::store(&l->val, 1U, Order::relaxed);
-	}
-
-	static inline bool trylock(LockWord *l)
-	{
-		if (P::load(&l->val, Order::relaxed) != 0)
-			return false;
-		P::store(&l->val, 1U, Order::relaxed);
-		return true;
-	}
-
-	static inline void unlock(LockWord *l)
-	{
-		P::store(&l->val, 0U, Order::release);
-	}
-
-	static inline bool is_locked(const LockWord *l)
-	{
-		return P::load(&l->val, Order::relaxed) != 0;
-	}
-
-	static inline bool is_contended(const LockWord *) { return false; }
-	static constexpr bool value_unlocked(u32 v) { return v == 0; }
-};
 
 /*
  * The out-of-line functions the C layer calls (through static calls for the
@@ -108,7 +68,8 @@ extern "C" const pvlock_algo pvlock_algos[] = {
 	entry<UnfairTas<KP>>(true, false),
 	entry<Queued<KP>>(false, false),
 	entry<Ticket<KP>>(false, false),
-	entry<BrokenTas<KP>>(false, true),
+	/* The benchmark's negative control (guest/core/broken.h): never a spinlock. */
+	entry<RacyTas<KP, 1>>(false, true),
 };
 
 extern "C" const unsigned int pvlock_nr_algos =

@@ -287,25 +287,31 @@ bool pvlock_k_yield(u32 cpu)
 
 /* --- per-CPU shared areas --------------------------------------------------- */
 
-static void pvlock_area_register(void)
+/* Registers this CPU's shared area; 0 or the host's error. */
+static long pvlock_area_register(void)
 {
 	struct pvlock_vcpu_area *a = this_cpu_ptr(&pvlock_vcpu_area);
 	long ret;
 
 	a->wait_vcpu = PVLOCK_VCPU_ANY;
 	if (!pvlock_host || !(pvlock_features & PVLOCK_F_AREA))
-		return;
+		return 0;
 	ret = pvlock_hc(PVLOCK_OP_REGISTER, slow_virt_to_phys(a));
-	if (ret)
-		pr_warn("cpu %d: shared area not registered (%ld)\n",
-			smp_processor_id(), ret);
-	else
+	if (!ret)
 		WRITE_ONCE(pvlock_area_of[smp_processor_id()], a);
+	return ret;
 }
 
+/*
+ * A secondary CPU the host refuses still takes the lock correctly: it only
+ * loses vcpu_is_preempted() (false) for itself.
+ */
 static int pvlock_cpu_online(unsigned int cpu)
 {
-	pvlock_area_register();
+	long ret = pvlock_area_register();
+
+	if (ret)
+		pr_warn("cpu %u: shared area not registered (%ld)\n", cpu, ret);
 	return 0;
 }
 
@@ -398,6 +404,7 @@ void __init pvlock_spinlock_select(void)
 {
 	const struct pvlock_algo *a;
 	unsigned int cpu;
+	long ret;
 
 	for_each_possible_cpu(cpu) {
 		per_cpu(pvlock_cpu_number, cpu) = cpu;
@@ -410,7 +417,20 @@ void __init pvlock_spinlock_select(void)
 	if (!a)
 		return;
 
-	pvlock_area_register();
+	/*
+	 * A host that advertises the shared area and then refuses the boot
+	 * CPU's is not one to trust with every spinlock: fall back (a forced
+	 * algorithm runs on without host support instead).
+	 */
+	ret = pvlock_area_register();
+	if (ret) {
+		pvlock_host = false;
+		snprintf(pvlock_reason_buf, sizeof(pvlock_reason_buf),
+			 "host refused the shared area (%ld)", ret);
+		pvlock_reason = pvlock_reason_buf;
+		if (!pvlock_force)
+			return;
+	}
 	if (pvlock_area_of[smp_processor_id()])
 		pv_ops.lock.vcpu_is_preempted =
 			PV_CALLEE_SAVE(__pvlock_vcpu_is_preempted);

@@ -1,0 +1,10 @@
+# The PV path end to end (issues 3 and 4): pvlock guests under the patched KVM in
+# the nested lab, the kvm.pvlock=0 fallback, a hostile host, and a negative control.
+## nested-test     L1 with the patched (then a hostile) KVM runs pvlock L2 guests: ABI detected,
+##                 locktorture clean, host counters moving; kvm.pvlock=0 and the hostile host fall back
+.PHONY: nested-test
+
+TEST_TARGETS += nested-test
+
+nested-test:
+	$(TOP)/selftests/nested/run
