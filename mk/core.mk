@@ -1,7 +1,7 @@
 # guest/core and its user-space lab: tests and the overcommit benchmark.
 ## core-test       lock algorithms: schedule exploration, real threads, TSan/UBSan, freestanding build
-## bench           user-space overcommit benchmark (1x-4x, every lock + pthread_mutex), table + CSV + SVG
-## bench-quick     the same, one repeat, short cells (a smoke run)
+## bench-user      user-space overcommit lab (threads as vCPUs, 1x-4x, every lock + pthread_mutex), table + CSV + SVG
+## bench-user-quick  the same, one repeat, short cells (a smoke run)
 
 CORE_BUILD := $(BUILD)/core
 CXX ?= g++
@@ -21,7 +21,7 @@ FREESTANDING_FLAGS := -std=gnu++17 -O2 -fno-pic -fno-pie -nostdinc -nostdinc++ -
 
 TEST_TARGETS += core-test
 
-.PHONY: core-test bench bench-quick
+.PHONY: core-test bench-user bench-user-quick
 
 $(CORE_BUILD)/test_sim: $(TOP)/selftests/core/test_sim.cpp $(SIM_SRCS) $(CORE_HEADERS)
 	@mkdir -p $(@D)
@@ -62,19 +62,19 @@ core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan $(CORE_
 		$(CORE_BUILD)/test_threads \
 		"env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 setarch -R $(CORE_BUILD)/test_threads.tsan"
 
-BENCH_OUT ?= $(BUILD)/bench
+BENCH_OUT ?= $(BUILD)/bench-user
 BENCH_ARGS ?= --repeats 5 --duration-ms 500
 
 # Takes the machine-wide CPU lock so that no build or VM runs beside it.
-bench: deps-core $(CORE_BUILD)/pvlock-bench
+bench-user: deps-core $(CORE_BUILD)/pvlock-bench
 	@mkdir -p $(BENCH_OUT)
 	flock /tmp/pvlock-cpu.lock $(CORE_BUILD)/pvlock-bench $(BENCH_ARGS) --csv $(BENCH_OUT)/results.csv
 	$(TOP)/scripts/bench-report $(BENCH_OUT)/results.csv --svg $(BENCH_OUT)/throughput.svg --targets \
 		| tee $(BENCH_OUT)/report.txt; true
 	@echo "results: $(BENCH_OUT)/results.csv, report: $(BENCH_OUT)/report.txt, plot: $(BENCH_OUT)/throughput.svg"
 
-bench-quick: BENCH_ARGS := --repeats 1 --duration-ms 150
-bench-quick: bench
+bench-user-quick: BENCH_ARGS := --repeats 1 --duration-ms 150
+bench-user-quick: bench-user
 
 .PHONY: deps-core
 deps-core:

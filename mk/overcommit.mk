@@ -1,6 +1,7 @@
 # The main job (issue 5): overcommitted guests in the nested lab, the seeds' tables.
 # scripts/overcommit/run does everything (deps, builds, L1 boots, L2 cells, report);
 # see its --help and README.md "Results: nested VMs".
+## bench           THE MAIN JOB (README): make overcommit, the nested-VM overcommit benchmark
 ## overcommit      main job: L2 guests at 1x-4x vCPU overcommit, nopvspin/upstream/pvlock/pvticket, 3 repeats
 ##                 (OVERCOMMIT_ARGS="--configs ... --workloads ... --repeats N"; ~1.5-2 h)
 ## overcommit-smoke  CI short form: lockbench, 1x and 4x, upstream + pvlock, 1 repeat; fails when the lab breaks
@@ -16,7 +17,9 @@ OVERCOMMIT_ARGS ?=
 # verified end to end); until then it is run by hand: make overcommit-smoke.
 TEST_TARGETS += overcommit-selftest
 
-.PHONY: overcommit overcommit-smoke overcommit-dry-run overcommit-host-kvm overcommit-selftest
+.PHONY: bench overcommit overcommit-smoke overcommit-dry-run overcommit-host-kvm overcommit-selftest
+
+bench: overcommit
 
 overcommit:
 	$(OVERCOMMIT) $(OVERCOMMIT_ARGS)

@@ -39,9 +39,13 @@ class Args:
     secs = 3
 
 
-def cell_text(config, waits=5, lock=None, verdict="finished", hb="2.5"):
+def cell_text(config, waits=5, lock=None, verdict="finished", hb="2.5", level=4):
     lock = lock or {"upstream": "pvlock: off: disabled by pvlock=off, using upstream PV qspinlock",
                     "pvlock": "pvlock: using pvqueued (host ABI 1.0, features 0x3f)"}[config]
+    if level == 1 and oc.L1_CPUS == 1:
+        # a 1-vCPU guest: both stand down
+        lock = {"upstream": "pvlock: off: disabled by pvlock=off, using upstream native qspinlock",
+                "pvlock": "pvlock: off: single vCPU, using upstream native qspinlock"}[config]
     return "\n".join([
         "l2_run_rc=0", "verdict=%s" % verdict, "guest_rc=0", "console=clean", "seconds=40",
         "counter pvlock_waits %d" % waits, "counter pvlock_kicks %d" % waits,
@@ -75,11 +79,15 @@ def main():
     ok(st == "wrong-lock", "a refused pvlock_tune voids the configuration")
     c, st = parse("upstream", 1, cell_text("upstream", verdict="hung"))
     ok(st == "l2-hung" and not c.results, "a hung guest is a lab failure, never a result")
+    c, st = parse("pvlock", 1, cell_text("pvlock", level=1))
+    ok(st == "ok", "1x (a 1-vCPU guest): pvlock standing down is the expected lock")
+    c, st = parse("pvlock", 1, cell_text("pvlock", level=4))
+    ok(st == "wrong-lock", "1x: a guest claiming the PV path on 1 vCPU is not a result")
 
     cells = []
     for cfg in a.configs:
         for n in a.levels:
-            c, st = parse(cfg, n, cell_text(cfg, waits=0 if cfg == "upstream" else 7))
+            c, st = parse(cfg, n, cell_text(cfg, waits=0 if cfg == "upstream" else 7, level=n))
             c.status = st
             cells.append(c)
     ok(oc.checks(cells, a) == [], "a complete healthy run passes the checks")
@@ -106,7 +114,8 @@ def main():
                        (["--configs", "pvlock"], "must include upstream"),
                        (["--levels", "0,9"], "between 1 and 8"),
                        (["--configs", "upstream,pvlock+steal"], "unknown configs"),
-                       (["--frobnicate"], "bad arguments")):
+                       (["--frobnicate"], "bad arguments"),
+                       (["--l1-cpus", "3"], "must be 1 or 2")):
         p = subprocess.run([RUN] + args, capture_output=True, text=True, timeout=60)
         ok(p.returncode == 2 and text in p.stderr, "bad input %s: exit 2, '%s'" % (args, text))
 
@@ -117,8 +126,13 @@ def main():
                            capture_output=True, text=True, timeout=120)
         if bz and os.path.exists(os.path.join(oc.KVM_MODULES, "kvm.ko")):
             ok(p.returncode == 0 and "l1-run --kvm-modules" in p.stdout
-               and p.stdout.count("l2-run --name") == 4 and "--smp 8" in p.stdout,
-               "lab dry run prints one L1 boot and 4 L2 guests (1x and 4x)")
+               and p.stdout.count("l2-run --name") == 4 and "--smp 4" in p.stdout
+               and "--smp 1 " in p.stdout, "lab dry run prints one L1 boot (1 CPU) and 4 L2 "
+               "guests (1x = 1 vCPU, 4x = 4 vCPUs)")
+            p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--l1-cpus", "2",
+                                "--out", d], capture_output=True, text=True, timeout=120)
+            ok(p.returncode == 0 and "--smp 2 " in p.stdout and "--smp 8" in p.stdout,
+               "--l1-cpus 2: L1 with 2 CPUs, 4x = 8 vCPUs")
         else:
             msg = p.stderr + p.stdout
             ok(p.returncode == 2 and ("make guest-kernel" in msg or "make host-modules" in msg),
