@@ -51,29 +51,20 @@ const CsKind cs_kinds[] = {
 	exit(2);
 }
 
-u32 parse_u32(const char *s, const char *what)
+/* A number in [lo, hi]; anything else is a usage error naming what it was for. */
+u32 parse_u32(const char *s, const char *what, int base = 10, unsigned long lo = 1,
+	      unsigned long hi = 100000)
 {
 	char *end;
 	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
+	unsigned long v = strtoul(s, &end, base);
 
-	if (errno || *end || end == s || v == 0 || v > 100000) {
+	if (errno || *end || end == s || v < lo || v > hi) {
 		char msg[128];
 
 		snprintf(msg, sizeof(msg), "bad %s '%s'", what, s);
 		usage(msg);
 	}
-	return static_cast<u32>(v);
-}
-
-u32 parse_u32_or_zero(const char *s)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 0);
-
-	if (errno || *end || end == s || v > 0xffffffffUL)
-		usage("bad number");
 	return static_cast<u32>(v);
 }
 
@@ -173,7 +164,8 @@ int main(int argc, char **argv)
 				usage("--tune wants key=value");
 			memcpy(key, v, eq - v);
 			key[eq - v] = '\0';
-			if (!tunable_set(tunables, key, parse_u32_or_zero(eq + 1)))
+			if (!tunable_set(tunables, key,
+					 parse_u32(eq + 1, "--tune value", 0, 0, 0xffffffffUL)))
 				usage("--tune: unknown key or value out of range");
 		} else {
 			usage("unknown option");
