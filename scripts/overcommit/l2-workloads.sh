@@ -97,11 +97,12 @@ for wl in $(echo "$w" | tr ',' ' '); do
 		;;
 	kernbench)
 		# A small parallel build: the image's C files (no #include) through cc1 and as,
-		# one job per vCPU (xargs -P), fixed work; seconds from /proc/uptime.
+		# one job per vCPU (xargs -P), fixed work; seconds from /proc/uptime. -nostdinc: the
+		# image has no /usr/include, and cc1 otherwise fails looking for stdc-predef.h.
 		mkdir -p /tmp/kb
 		t0=$(cut -d' ' -f1 /proc/uptime)
 		ls /oc/kb/*.c | xargs -P "$cpus" -n 1 sh -c \
-			'o=/tmp/kb/$(basename "$0" .c); cc1 -quiet -O1 "$0" -o "$o.s" && as "$o.s" -o "$o.o"'
+			'o=/tmp/kb/$(basename "$0" .c); cc1 -quiet -nostdinc -fdiagnostics-color=never -O1 "$0" -o "$o.s" && as "$o.s" -o "$o.o"'
 		rc=$?
 		t1=$(cut -d' ' -f1 /proc/uptime)
 		n=$(ls /tmp/kb/*.o 2>/dev/null | wc -l)
