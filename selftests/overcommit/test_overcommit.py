@@ -125,7 +125,10 @@ def main():
                        (["--levels", "0,9"], "between 1 and 8"),
                        (["--configs", "upstream,pvlock+steal"], "unknown configs"),
                        (["--frobnicate"], "bad arguments"),
-                       (["--l1-cpus", "3"], "must be 1 or 2")):
+                       (["--l1-cpus", "3"], "must be 1 or 2"),
+                       (["--tuned", "pvlock-x=spin;reboot"], "SETTINGS must be key:value"),
+                       (["--tuned", "upstream=spin:1"], "NAME must be pvlock-"),
+                       (["--tuned", "pvlock-noyield=spin:1"], "already a configuration")):
         p = subprocess.run([RUN] + args, capture_output=True, text=True, timeout=60)
         ok(p.returncode == 2 and text in p.stderr, "bad input %s: exit 2, '%s'" % (args, text))
 
@@ -143,6 +146,12 @@ def main():
                                 "--out", d], capture_output=True, text=True, timeout=120)
             ok(p.returncode == 0 and "--smp 2 " in p.stdout and "--smp 8" in p.stdout,
                "--l1-cpus 2: L1 with 2 CPUs, 4x = 8 vCPUs")
+            p = subprocess.run([RUN, "--dry-run", "--no-build", "--tuned",
+                                "pvlock-t=spin:1024,halt_deep:0", "--configs", "upstream,pvlock-t",
+                                "--levels", "4", "--repeats", "1", "--out", d],
+                               capture_output=True, text=True, timeout=120)
+            ok(p.returncode == 0 and "pvlock=auto pvlock_tune=spin:1024,halt_deep:0" in p.stdout,
+               "--tuned: the configuration's guests boot with its pvlock_tune=")
         else:
             msg = p.stderr + p.stdout
             ok(p.returncode == 2 and ("make guest-kernel" in msg or "make host-modules" in msg),
