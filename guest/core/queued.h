@@ -16,7 +16,8 @@
  * running vCPU does not. The head announces itself in the head byte while it
  * spins (the role of qspinlock's pending bit, but naming the head, so a
  * stealer can see that the head itself is preempted). With tunables.lock_steal
- * off the lock is strictly FIFO.
+ * off the lock is strictly FIFO. tunables.steal_spins lets a newcomer keep
+ * trying to steal for a while before it enqueues.
  *
  * Lock word (little-endian):
  *
@@ -159,9 +160,15 @@ private:
 	}
 
 	/*
-	 * One attempt to take a free lock past the queue, if no running head
-	 * spins for it (PV only). A head that is halted, not yet awake, or
-	 * preempted would leave the lock idle until it runs.
+	 * Take the lock past the queue (PV only), if no running head spins for
+	 * it: a head that is halted, not yet awake, or preempted would leave the
+	 * lock idle until it runs. One attempt, then, while the lock is held,
+	 * up to tunables.steal_spins more spins of the same (pvqspinlock's
+	 * hybrid unfair trylock, bounded): a newcomer that gets the lock this
+	 * way never pays for a halt and a kick. It enqueues at once when a
+	 * head starts spinning (stealing from a running head is what FIFO
+	 * forbids) and when the owner is preempted (then spinning is waste;
+	 * the queue halts or yields).
 	 */
 	static inline bool try_steal(LockWord *l, u32 me)
 	{
@@ -169,15 +176,29 @@ private:
 			return false;
 		if (!tunables.lock_steal)
 			return false;
-		u32 v = P::load(&l->val, Order::relaxed);
+		u32 spins = 0;
 
-		if (q_owner(v))
-			return false;
-		u32 head = owner_decode(q_head(v));
+		for (;;) {
+			u32 v = P::load(&l->val, Order::relaxed);
+			u32 head = owner_decode(q_head(v));
 
-		if (head != no_cpu && !P::vcpu_is_preempted(head))
-			return false;
-		return P::cmpxchg(&l->val, &v, v | me, Order::acquire);
+			if (head != no_cpu && !P::vcpu_is_preempted(head))
+				return false;
+			/* (*, h, 0) -> (*, h, me) */
+			if (!q_owner(v) && P::cmpxchg(&l->val, &v, v | me, Order::acquire))
+				return true;
+			if (spins >= tunables.steal_spins)
+				return false;
+			if (!YieldPolicy<P>::relax_and_check(&spins))
+				continue;
+
+			u32 owner = owner_decode(q_owner(v));
+
+			if (YieldPolicy<P>::on_spin(owner, false))
+				continue;
+			if (YieldPolicy<P>::owner_preempted(owner))
+				return false;
+		}
 	}
 
 	static void lock_slow(LockWord *l, u32 me)

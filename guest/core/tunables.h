@@ -29,6 +29,11 @@ struct Tunables {
 	bool directed_yield;
 	/* Let a running vCPU take a free lock while the queue head is halted. */
 	bool lock_steal;
+	/*
+	 * pvqueued: spins a newcomer keeps trying to steal a held lock before
+	 * it enqueues (while no running head spins for it); 0: one attempt.
+	 */
+	u32 steal_spins;
 	/* Queued waiters behind a waiting predecessor halt after one check. */
 	bool halt_deep_waiters;
 	/* Ticket waiters this far from the head yield or halt at once. */
@@ -45,6 +50,7 @@ constexpr Tunables default_tunables = {
 	/* .preempt_check_mask = */ 255,
 	/* .directed_yield = */ true,
 	/* .lock_steal = */ true,
+	/* .steal_spins = */ 0,
 	/* .halt_deep_waiters = */ true,
 	/* .deep_waiter = */ 3,
 	/* .collision = */ Collision::use_min,
@@ -55,6 +61,7 @@ constexpr Tunables default_tunables = {
 /*
  * Set one knob by name, for boot parameters and command lines:
  *   yield       directed_yield (0/1)     steal      lock_steal (0/1)
+ *   steal_spins steal_spins (any)
  *   halt_deep   halt_deep_waiters (0/1)  spin       spin_threshold (>= 1)
  *   check       preempt_check_mask (2^n - 1)
  *   deep        deep_waiter (1..255)     collision  0 use_min, 1 use_stored
@@ -76,6 +83,8 @@ static inline bool tunable_set(Tunables &t, const char *key, u32 value)
 		t.directed_yield = value;
 	else if (is("steal") && value <= 1)
 		t.lock_steal = value;
+	else if (is("steal_spins"))
+		t.steal_spins = value;
 	else if (is("halt_deep") && value <= 1)
 		t.halt_deep_waiters = value;
 	else if (is("spin") && value >= 1)

@@ -478,7 +478,7 @@ static int __init pvlock_report(void)
 		pr_warn("%s: ignored; expected pvlock=off|auto|<algorithm>[,force]\n",
 			pvlock_param_error);
 	if (pvlock_tune_error[0])
-		pr_warn("%s: skipped; keys: yield steal halt_deep spin check deep collision\n",
+		pr_warn("%s: skipped; keys: yield steal steal_spins halt_deep spin check deep collision\n",
 			pvlock_tune_error);
 
 	if (a && pvlock_host)

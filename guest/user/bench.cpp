@@ -47,7 +47,7 @@ const CsKind cs_kinds[] = {
 		"                    [--duration-ms MS] [--repeats R] [--locks a,b,...]\n"
 		"                    [--csv FILE] [--tune key=value ...]\n"
 		"--tune sets an algorithm knob for the whole run (guest/core/tunables.h:\n"
-		"yield steal halt_deep spin check deep collision)\n", why);
+		"yield steal steal_spins halt_deep spin check deep collision)\n", why);
 	exit(2);
 }
 
@@ -100,6 +100,7 @@ struct Variant {
 const Variant variants[] = {
 	{ "pvqueued-noyield", "pvqueued", [](Tunables &t) { t.directed_yield = false; } },
 	{ "pvqueued-nosteal", "pvqueued", [](Tunables &t) { t.lock_steal = false; } },
+	{ "pvqueued-stealspin", "pvqueued", [](Tunables &t) { t.steal_spins = 1024; } },
 	{ "pvqueued-nodeep", "pvqueued", [](Tunables &t) { t.halt_deep_waiters = false; } },
 	{ "pvticket-noyield", "pvticket", [](Tunables &t) { t.directed_yield = false; } },
 	{ "backoff-stored", "backoff", [](Tunables &t) { t.collision = Collision::use_stored; } },

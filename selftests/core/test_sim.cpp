@@ -225,6 +225,17 @@ TEST("sim: pvqueued with lock stealing is correct under 3x overcommit")
 	expect_correct<PvQueued<SimPlatform>>(overcommit(0));
 }
 
+TEST("sim: pvqueued stealing for a while before it enqueues is correct")
+{
+	Tunables saved = tunables;
+
+	tunables.steal_spins = 64;
+	expect_correct<PvQueued<SimPlatform>>(overcommit(0));
+	tunables.preempt_check_mask = 0;	/* look at the owner on every spin */
+	expect_correct<PvQueued<SimPlatform>>(overcommit(0));
+	tunables = saved;
+}
+
 TEST("sim: pvqueued without lock stealing is FIFO")
 {
 	tunables.lock_steal = false;
@@ -413,6 +424,7 @@ TEST("tunables: set by name; unknown keys and bad values are refused")
 
 	EXPECT(tunable_set(t, "yield", 0) && !t.directed_yield, "yield:0");
 	EXPECT(tunable_set(t, "steal", 0) && !t.lock_steal, "steal:0");
+	EXPECT(tunable_set(t, "steal_spins", 512) && t.steal_spins == 512, "steal_spins:512");
 	EXPECT(tunable_set(t, "spin", 4096) && t.spin_threshold == 4096, "spin:4096");
 	EXPECT(tunable_set(t, "check", 63) && t.preempt_check_mask == 63, "check:63");
 	EXPECT(tunable_set(t, "collision", 1) && t.collision == Collision::use_stored,
