@@ -175,6 +175,18 @@ def main():
         row = [l for l in p.stdout.splitlines() if l.startswith(" 1x")]
         ok(p.returncode == 0 and row and row[0].split()[-1] == "27.27",
            "bench-report: lower-is-better %improvement = (base - patched) / base")
+        # Pooled 1x denominator: (100 + 300) / 2 = 200 for both configurations.
+        with open(csvp, "w") as f:
+            f.write("repeat,workload,level,config,value,higher_is_better,unit\n")
+            f.write("1,lockbench,1,upstream,100,1,acq/s\n1,lockbench,1,pvlock,300,1,acq/s\n"
+                    "1,lockbench,4,upstream,50,1,acq/s\n1,lockbench,4,pvlock,180,1,acq/s\n")
+        p = subprocess.run([REPORT, csvp, "--base", "upstream", "--same-code-at", "1"],
+                           capture_output=True, text=True)
+        tail = p.stdout.split("Efficiency against the 1x mean")[-1].splitlines()
+        rows = {l.split()[0]: l.split()[1:] for l in tail[2:4] if l.strip()}
+        ok(p.returncode == 0 and rows.get("upstream") == ["0.50", "0.25"]
+           and rows.get("pvlock") == ["1.50", "0.90"],
+           "bench-report --same-code-at 1: efficiency against the pooled 1x mean")
     print("overcommit-selftest: %d passed, %d failed" % (sum(results),
                                                         len(results) - sum(results)))
     return 0 if all(results) else 1
