@@ -100,7 +100,7 @@ struct Variant {
 const Variant variants[] = {
 	{ "pvqueued-noyield", "pvqueued", [](Tunables &t) { t.directed_yield = false; } },
 	{ "pvqueued-nosteal", "pvqueued", [](Tunables &t) { t.lock_steal = false; } },
-	{ "pvqueued-stealspin", "pvqueued", [](Tunables &t) { t.steal_spins = 1024; } },
+	{ "pvqueued-onesteal", "pvqueued", [](Tunables &t) { t.steal_spins = 0; } },
 	{ "pvqueued-nodeep", "pvqueued", [](Tunables &t) { t.halt_deep_waiters = false; } },
 	{ "pvticket-noyield", "pvticket", [](Tunables &t) { t.directed_yield = false; } },
 	{ "backoff-stored", "backoff", [](Tunables &t) { t.collision = Collision::use_stored; } },
