@@ -32,8 +32,9 @@ struct Tunables {
 	/*
 	 * pvqueued: spins a newcomer keeps trying to steal a held lock before
 	 * it enqueues (while no running head spins for it); 0: one attempt.
-	 * The default, as long as a waiter spins before halting, measured best
-	 * of 0, 1024 and 1 << 15 at 2x-4x (README, steal-20261201).
+	 * The default is as long as a waiter spins before halting: ahead of 0
+	 * and 1024 at 3x-4x in two nested runs and the user-space lab, inside
+	 * one stdev in the nested ones (README, steal-20261201, steal2-20261201).
 	 */
 	u32 steal_spins;
 	/* Queued waiters behind a waiting predecessor halt after one check. */
