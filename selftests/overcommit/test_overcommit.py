@@ -187,6 +187,24 @@ def main():
         ok(p.returncode == 0 and rows.get("upstream") == ["0.50", "0.25"]
            and rows.get("pvlock") == ["1.50", "0.90"],
            "bench-report --same-code-at 1: efficiency against the pooled 1x mean")
+        # Paired by boot: boot-01 ratio 100/50 = 2, boot-02 300/100 = 3: geometric mean
+        # sqrt(6) = 2.45 (the unpaired means give 200/75 = 2.67); 4x efficiency over the
+        # same boot's 1x cells: 100/100 = 1.0 and 300/200 = 1.5, geometric mean 1.22.
+        with open(csvp, "w") as f:
+            f.write("repeat,workload,level,config,value,higher_is_better,unit,boot\n")
+            for r, b, one, up4, pv4 in ((1, "boot-01", 100, 50, 100), (2, "boot-02", 200, 100, 300)):
+                f.write("%d,lockbench,1,upstream,%d,1,acq/s,%s\n%d,lockbench,1,pvlock,%d,1,acq/s,%s\n"
+                        "%d,lockbench,4,upstream,%d,1,acq/s,%s\n%d,lockbench,4,pvlock,%d,1,acq/s,%s\n"
+                        % (r, one, b, r, one, b, r, up4, b, r, pv4, b))
+        p = subprocess.run([REPORT, csvp, "--base", "upstream", "--same-code-at", "1"],
+                           capture_output=True, text=True)
+        sec = p.stdout.split("Paired by L1 boot")[-1].splitlines()
+        rel = [l for l in sec if l.startswith("pvlock ")][:1]
+        eff = [l for l in p.stdout.split("Paired efficiency")[-1].splitlines()
+               if l.startswith("pvlock ")][:1]
+        ok(p.returncode == 0 and rel and "2.45 [2.00-3.00] 2" in rel[0]
+           and eff and "1.22 [1.00-1.50] 2" in eff[0],
+           "bench-report: ratios and efficiency paired by L1 boot (boot column)")
     print("overcommit-selftest: %d passed, %d failed" % (sum(results),
                                                         len(results) - sum(results)))
     return 0 if all(results) else 1
