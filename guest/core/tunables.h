@@ -61,6 +61,10 @@ constexpr Tunables default_tunables = {
 	/* .max_delay = */ 16000,
 };
 
+/* The keys tunable_set() takes, for the messages that list them. */
+constexpr char tunable_keys[] =
+	"yield steal steal_spins halt_deep spin check deep collision";
+
 /*
  * Set one knob by name, for boot parameters and command lines:
  *   yield       directed_yield (0/1)     steal      lock_steal (0/1)

@@ -21,6 +21,8 @@ extern "C" bool pvlock_tunable_set(const char *key, pvlock::u32 value)
 	return pvlock::tunable_set(pvlock::tunables, key, value);
 }
 
+extern "C" const char *const pvlock_tunable_keys = pvlock::tunable_keys;
+
 namespace pvlock {
 namespace {
 

@@ -56,6 +56,8 @@ PVLOCK_EXTERN_C struct pvlock_vcpu_area *pvlock_area_of[];
 
 /* Set one of guest/core's knobs by name (tunables.h); false if refused. */
 PVLOCK_EXTERN_C bool pvlock_tunable_set(const char *key, pvlock_u32 value);
+/* The names it takes, space-separated. */
+PVLOCK_EXTERN_C const char *const pvlock_tunable_keys;
 
 PVLOCK_EXTERN_C void pvlock_k_wait(const pvlock_u8 *ptr, pvlock_u8 val);
 PVLOCK_EXTERN_C void pvlock_k_kick(pvlock_u32 cpu);

@@ -478,8 +478,8 @@ static int __init pvlock_report(void)
 		pr_warn("%s: ignored; expected pvlock=off|auto|<algorithm>[,force]\n",
 			pvlock_param_error);
 	if (pvlock_tune_error[0])
-		pr_warn("%s: skipped; keys: yield steal steal_spins halt_deep spin check deep collision\n",
-			pvlock_tune_error);
+		pr_warn("%s: skipped; keys: %s\n", pvlock_tune_error,
+			pvlock_tunable_keys);
 
 	if (a && pvlock_host)
 		pr_info("using %s (host ABI %u.%u, features %#x)%s\n", a->name,

@@ -47,7 +47,7 @@ const CsKind cs_kinds[] = {
 		"                    [--duration-ms MS] [--repeats R] [--locks a,b,...]\n"
 		"                    [--csv FILE] [--tune key=value ...]\n"
 		"--tune sets an algorithm knob for the whole run (guest/core/tunables.h:\n"
-		"yield steal steal_spins halt_deep spin check deep collision)\n", why);
+		"%s)\n", why, pvlock::tunable_keys);
 	exit(2);
 }
 
