@@ -15,9 +15,13 @@
  *   think_ns=0        busy time between two acquisitions (ndelay)
  *   threads=0         kthreads, bound round-robin to the online CPUs;
  *                     0 = one per online CPU
+ *   private=0         1: every thread takes a lock of its own (same
+ *                     algorithm, never contended), the control that shows
+ *                     what time-sharing the vCPUs costs without any lock
+ *                     waiting: under overcommit no lock can do better
  * The write returns when the run is over; reading the file then gives one
  * line per algorithm:
- *   algo=pvqueued threads=4 duration_ms=200 hold_ns=0 think_ns=0
+ *   algo=pvqueued threads=4 duration_ms=200 hold_ns=0 think_ns=0 private=0
  *   acquisitions=N throughput_per_s=N min_thread=N max_thread=N
  *   fairness_permille=N violations=N lost_updates=N verdict=ok|FAIL
  * fairness_permille is 1000 * min_thread / max_thread. violations counts
@@ -53,17 +57,23 @@ struct bench_cfg {
 	unsigned int hold_ns;
 	unsigned int think_ns;
 	unsigned int threads;
+	unsigned int private;
 };
+
+/* One lock and what it protects: shared by all threads, or one per thread. */
+struct bench_lock {
+	arch_spinlock_t word;		/* the pvlock algorithm's lock word */
+	spinlock_t spin;		/* the spinlock_t peer */
+	/* written under the lock only */
+	unsigned long counter;
+	unsigned int inside;
+} ____cacheline_aligned;
 
 /* What every thread of one algorithm's run shares. */
 struct bench_shared {
 	const struct pvlock_algo *algo;	/* NULL: the spinlock_t peer */
-	arch_spinlock_t word;		/* the pvlock algorithm's lock word */
-	spinlock_t spin;		/* the peer */
 	unsigned int hold_ns, think_ns;
-	/* written under the lock only */
-	unsigned long counter ____cacheline_aligned;
-	unsigned int inside;
+	struct bench_lock lock;		/* unless private=1 */
 	/* start and stop */
 	bool go ____cacheline_aligned;
 	bool stop;
@@ -73,6 +83,8 @@ struct bench_shared {
 
 struct bench_thread {
 	struct bench_shared *sh;
+	struct bench_lock *lock;	/* &sh->lock, or &own */
+	struct bench_lock own;
 	struct task_struct *task;
 	u64 acquisitions;
 	u64 violations;
@@ -82,23 +94,23 @@ static DEFINE_MUTEX(bench_mutex);
 static char *bench_out;
 static size_t bench_out_len;
 
-static void bench_lock(struct bench_shared *sh)
+static void bench_lock(struct bench_shared *sh, struct bench_lock *lk)
 {
 	if (sh->algo) {
 		preempt_disable();
-		sh->algo->lock((pvlock_word_t *)&sh->word);
+		sh->algo->lock((pvlock_word_t *)&lk->word);
 	} else {
-		spin_lock(&sh->spin);
+		spin_lock(&lk->spin);
 	}
 }
 
-static void bench_unlock(struct bench_shared *sh)
+static void bench_unlock(struct bench_shared *sh, struct bench_lock *lk)
 {
 	if (sh->algo) {
-		sh->algo->unlock((pvlock_word_t *)&sh->word);
+		sh->algo->unlock((pvlock_word_t *)&lk->word);
 		preempt_enable();
 	} else {
-		spin_unlock(&sh->spin);
+		spin_unlock(&lk->spin);
 	}
 }
 
@@ -106,21 +118,22 @@ static int bench_thread_fn(void *arg)
 {
 	struct bench_thread *t = arg;
 	struct bench_shared *sh = t->sh;
+	struct bench_lock *lk = t->lock;
 
 	wait_event(sh->go_wq, READ_ONCE(sh->go) || kthread_should_stop());
 	atomic_inc(&sh->running);
 	while (!READ_ONCE(sh->stop) && !kthread_should_stop()) {
-		bench_lock(sh);
+		bench_lock(sh, lk);
 		/* Another thread inside: mutual exclusion is broken. */
-		if (READ_ONCE(sh->inside))
+		if (READ_ONCE(lk->inside))
 			t->violations++;
-		WRITE_ONCE(sh->inside, 1);
+		WRITE_ONCE(lk->inside, 1);
 		if (sh->hold_ns)
 			ndelay(sh->hold_ns);
 		/* A plain read-modify-write: lost if two threads overlap. */
-		WRITE_ONCE(sh->counter, READ_ONCE(sh->counter) + 1);
-		WRITE_ONCE(sh->inside, 0);
-		bench_unlock(sh);
+		WRITE_ONCE(lk->counter, READ_ONCE(lk->counter) + 1);
+		WRITE_ONCE(lk->inside, 0);
+		bench_unlock(sh, lk);
 		t->acquisitions++;
 		if (sh->think_ns)
 			ndelay(sh->think_ns);
@@ -155,6 +168,7 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 	struct bench_thread *threads;
 	struct bench_shared *sh;
 	u64 total = 0, min = U64_MAX, max = 0, violations = 0, start, ns;
+	u64 counted;
 	unsigned int i, cpu;
 	int ret = 0;
 
@@ -166,8 +180,8 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 		goto out;
 	}
 	sh->algo = algo;
-	/* kzalloc: the lock word is zero, unlocked for every algorithm */
-	spin_lock_init(&sh->spin);
+	/* kzalloc: the lock words are zero, unlocked for every algorithm */
+	spin_lock_init(&sh->lock.spin);
 	sh->hold_ns = cfg->hold_ns;
 	sh->think_ns = cfg->think_ns;
 	init_waitqueue_head(&sh->go_wq);
@@ -177,6 +191,8 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 		struct task_struct *task;
 
 		threads[i].sh = sh;
+		threads[i].lock = cfg->private ? &threads[i].own : &sh->lock;
+		spin_lock_init(&threads[i].own.spin);
 		task = kthread_create_on_cpu(bench_thread_fn, &threads[i], cpu,
 					     "pvlock_bench/%u");
 		if (IS_ERR(task)) {
@@ -211,13 +227,17 @@ stop:
 	if (ret)
 		goto out;
 
-	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu verdict=%s\n",
+	/* Every increment of every lock's counter, against every acquisition. */
+	counted = sh->lock.counter;
+	for (i = 0; i < n; i++)
+		counted += threads[i].own.counter;
+	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u private=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu verdict=%s\n",
 		     algo ? algo->name : "spinlock", n, cfg->duration_ms,
-		     cfg->hold_ns, cfg->think_ns, total,
+		     cfg->hold_ns, cfg->think_ns, cfg->private, total,
 		     ns ? div64_u64(total * NSEC_PER_SEC, ns) : 0, min, max,
 		     max ? div64_u64(min * 1000, max) : 0, violations,
-		     total - sh->counter,
-		     violations || total != sh->counter ? "FAIL" : "ok");
+		     total - counted,
+		     violations || total != counted ? "FAIL" : "ok");
 out:
 	kfree(threads);
 	kfree(sh);
@@ -233,6 +253,7 @@ static int bench_parse(char *line, struct bench_cfg *cfg)
 	cfg->hold_ns = 0;
 	cfg->think_ns = 0;
 	cfg->threads = 0;
+	cfg->private = 0;
 
 	while ((word = strsep(&line, " \t\n")) != NULL) {
 		char *val;
@@ -255,6 +276,8 @@ static int bench_parse(char *line, struct bench_cfg *cfg)
 			dst = &cfg->think_ns;
 		} else if (!strcmp(word, "threads")) {
 			dst = &cfg->threads;
+		} else if (!strcmp(word, "private")) {
+			dst = &cfg->private;
 		} else {
 			return -EINVAL;
 		}
@@ -263,7 +286,8 @@ static int bench_parse(char *line, struct bench_cfg *cfg)
 	}
 	/* Bounded: the threads spin on every CPU for the whole window. */
 	if (cfg->duration_ms < 1 || cfg->duration_ms > 10000 ||
-	    cfg->hold_ns > 1000000 || cfg->think_ns > 1000000)
+	    cfg->hold_ns > 1000000 || cfg->think_ns > 1000000 ||
+	    cfg->private > 1)
 		return -ERANGE;
 	return 0;
 }

@@ -205,6 +205,22 @@ def main():
         ok(p.returncode == 0 and rel and "2.45 [2.00-3.00] 2" in rel[0]
            and eff and "1.22 [1.00-1.50] 2" in eff[0],
            "bench-report: ratios and efficiency paired by L1 boot (boot column)")
+        # The lock-per-thread control: no targets of its own, its efficiency (80/100 = 0.80
+        # at 4x) beside lockbench's efficiency target (30/100 = 0.30).
+        with open(csvp, "w") as f:
+            f.write("repeat,workload,level,config,value,higher_is_better,unit\n")
+            for wl, v1, v4 in (("lockbench", 100, 30), ("lockbench-private", 100, 80)):
+                for c, f4 in (("upstream", 0.5), ("pvlock", 1.0)):
+                    f.write("1,%s,1,%s,%d,1,acq/s\n1,%s,4,%s,%d,1,acq/s\n"
+                            % (wl, c, v1, wl, c, v4 * f4))
+        p = subprocess.run([REPORT, csvp, "--base", "upstream", "--targets"],
+                           capture_output=True, text=True)
+        tl = p.stdout.split("Targets for")[-1].splitlines()
+        eff = [l for l in tl if "lockbench 4x efficiency" in l]
+        ok(eff and "efficiency 0.30" in eff[0] and "lockbench-private (no lock waiting) 0.80"
+           in eff[0] and not [l for l in tl if l.strip().startswith("[") and
+                              "lockbench-private 4x:" in l],
+           "bench-report --targets: the lock-per-thread control beside the efficiency target")
     print("overcommit-selftest: %d passed, %d failed" % (sum(results),
                                                         len(results) - sum(results)))
     return 0 if all(results) else 1
