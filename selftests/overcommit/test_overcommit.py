@@ -11,6 +11,7 @@ TAP output.
 import importlib.machinery
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ import tempfile
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RUN = os.path.join(TOP, "scripts", "overcommit", "run")
 REPORT = os.path.join(TOP, "scripts", "bench-report")
+L1_CELLS = os.path.join(TOP, "scripts", "overcommit", "l1-cells")
 
 loader = importlib.machinery.SourceFileLoader("oc_run", RUN)
 spec = importlib.util.spec_from_loader("oc_run", loader)
@@ -64,6 +66,39 @@ def parse(config, level, text):
         return c, oc.parse_cell_file(c, f.name, Args)
     finally:
         os.unlink(f.name)
+
+
+def l1_sample(vmdir, out):
+    """Run l1-cells' sample() (with its own stats list) on a VM debugfs directory."""
+    text = open(L1_CELLS).read()
+    stats = re.search(r'^stats="([^"]*)"', text, re.M).group(1)
+    fn = re.search(r"^sample\(\) \{.*?^\}", text, re.M | re.S).group(0)
+    subprocess.run(["bash", "-c", 'stats="%s"\n%s\nsample "$1" "$2"' % (stats, fn), "sample",
+                    vmdir, out], check=True, timeout=30)
+    with open(out) as f:
+        return f.read().split("\n")[:-1]
+
+
+def test_l1_sample(d):
+    """The host counters sampler: every stat there, subsets first, partial samples dropped."""
+    vm = os.path.join(d, "vm")
+    os.mkdir(vm)
+    out = os.path.join(d, "ctr")
+    for i, s in enumerate(oc.COUNTERS):
+        with open(os.path.join(vm, s), "w") as f:
+            f.write("%d\n" % (i + 1))
+    lines = l1_sample(vm, out)
+    names = [l.split()[1] for l in lines]
+    ok(lines == ["counter %s %d" % (s, oc.COUNTERS.index(s) + 1) for s in names]
+       and sorted(names) == sorted(oc.COUNTERS)
+       and names.index("pvlock_yield_successful") < names.index("pvlock_yield_attempted")
+       and names.index("directed_yield_successful") < names.index("directed_yield_attempted"),
+       "l1-cells sample(): one line per stat, each successful read before its attempted")
+    os.remove(os.path.join(vm, "halt_exits"))
+    kept = l1_sample(vm, out) == lines
+    os.rename(vm, vm + ".gone")
+    ok(kept and l1_sample(vm, out) == lines,
+       "l1-cells sample(): a partial sample or a vanished VM keeps the last complete one")
 
 
 def main():
@@ -134,6 +169,7 @@ def main():
 
     with tempfile.TemporaryDirectory(dir=os.path.join(TOP, "build") if os.path.isdir(
             os.path.join(TOP, "build")) else None) as d:
+        test_l1_sample(d)
         bz = os.path.exists(oc.BZIMAGE)
         p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--out", d],
                            capture_output=True, text=True, timeout=120)
