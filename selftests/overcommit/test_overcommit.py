@@ -257,6 +257,19 @@ def main():
            in eff[0] and not [l for l in tl if l.strip().startswith("[") and
                               "lockbench-private 4x:" in l],
            "bench-report --targets: the lock-per-thread control beside the efficiency target")
+        # The user-space CSV: efficiency against the 1x cells (pvqueued 4x 60 / 1x 100 = 0.60,
+        # not against the lowest level run), and no 1x cells is said, not divided by 2x.
+        for lv, want in (((1, 2, 4), "efficiency 0.60"), ((2, 4), "no 1x cells")):
+            with open(csvp, "w") as f:
+                f.write("repeat,cs,level,lock,throughput,hung,exclusion_broken\n")
+                for n in lv:
+                    for lock, v in (("pthread_mutex", 50), ("queued", 100), ("pvqueued", 100)):
+                        f.write("1,short,%d,%s,%d,0,0\n" % (n, lock, v if n < 4 else v * 0.6))
+            p = subprocess.run([REPORT, csvp, "--default", "pvqueued", "--targets"],
+                               capture_output=True, text=True)
+            tl = p.stdout.split("Targets for")[-1]
+            ok(want in tl and ("No efficiency" in p.stdout) == (1 not in lv),
+               "bench-report user-space CSV, levels %s: %s" % (",".join(map(str, lv)), want))
     print("overcommit-selftest: %d passed, %d failed" % (sum(results),
                                                         len(results) - sum(results)))
     return 0 if all(results) else 1
