@@ -60,12 +60,16 @@ struct bench_cfg {
 	unsigned int private;
 };
 
-/* One lock and what it protects: shared by all threads, or one per thread. */
+/*
+ * One lock and what it protects: shared by all threads, or one per thread.
+ * The protected data has a cache line of its own, so that its writes do not
+ * disturb the waiters spinning on the lock word.
+ */
 struct bench_lock {
 	arch_spinlock_t word;		/* the pvlock algorithm's lock word */
 	spinlock_t spin;		/* the spinlock_t peer */
 	/* written under the lock only */
-	unsigned long counter;
+	unsigned long counter ____cacheline_aligned;
 	unsigned int inside;
 } ____cacheline_aligned;
 

@@ -59,7 +59,8 @@ PVLOCK_EXTERN_C bool pvlock_tunable_set(const char *key, pvlock_u32 value);
 /* The names it takes, space-separated. */
 PVLOCK_EXTERN_C const char *const pvlock_tunable_keys;
 
-PVLOCK_EXTERN_C void pvlock_k_wait(const pvlock_u8 *ptr, pvlock_u8 val);
+/* u8 in C, pvlock_u8 in C++: both unsigned char, spelled so checkpatch knows it. */
+PVLOCK_EXTERN_C void pvlock_k_wait(const unsigned char *ptr, unsigned char val);
 PVLOCK_EXTERN_C void pvlock_k_kick(pvlock_u32 cpu);
 PVLOCK_EXTERN_C bool pvlock_k_yield(pvlock_u32 cpu);
 
