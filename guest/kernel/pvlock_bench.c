@@ -18,7 +18,7 @@
  *   private=0         1: every thread takes a lock of its own (same
  *                     algorithm, never contended), the control that shows
  *                     what time-sharing the vCPUs costs without any lock
- *                     waiting: under overcommit no lock can do better
+ *                     waiting
  * The write returns when the run is over; reading the file then gives one
  * line per algorithm:
  *   algo=pvqueued threads=4 duration_ms=200 hold_ns=0 think_ns=0 private=0
