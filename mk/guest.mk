@@ -2,10 +2,11 @@
 # QEMU TCG. See docs/guest-kernel.md.
 GUEST_SCRIPTS := $(TOP)/scripts/guest
 
-.PHONY: guest-kernel guest-initramfs guest-test guest-test-quick guest-boot
+.PHONY: guest-kernel guest-initramfs guest-checkpatch guest-test guest-test-quick guest-boot
 
-# The VM tier of `make test`: every TCG boot case (cold build ~13 min + ~15 boots).
-TEST_TARGETS += guest-test
+# The style tier (seconds, after the kernel build) and the VM tier of `make test`:
+# every TCG boot case (cold build ~13 min + ~15 boots).
+TEST_TARGETS += guest-checkpatch guest-test
 
 ## guest-kernel          build the pvlock guest bzImage (installs deps, unpacks, patches, ccache; incremental)
 guest-kernel:
@@ -14,6 +15,18 @@ guest-kernel:
 ## guest-initramfs       the busybox test initramfs (selftests/guest-vm/init + locktorture modules)
 guest-initramfs: guest-kernel
 	$(GUEST_SCRIPTS)/build-initramfs
+
+## guest-checkpatch      the kernel's checkpatch.pl on the guest patch series (--strict) and
+##                       on the C side of the layer (the C++ side is not kernel C: checkpatch
+##                       misreads templates). pvlock_glue.h's typedef pvlock_word_t is the
+##                       opaque C/C++ bridge type (struct qspinlock / pvlock::LockWord).
+GUEST_C_FILES := pvlock_main.c pvlock_bench.c pvlock_kernel.h
+guest-checkpatch: guest-kernel
+	cd $(BUILD)/guest-linux && \
+	for p in $(TOP)/guest/kernel/patches/0*.patch; do \
+		./scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "$$p" || exit 1; done && \
+	./scripts/checkpatch.pl -q --no-tree -f $(addprefix $(TOP)/guest/kernel/,$(GUEST_C_FILES)) && \
+	./scripts/checkpatch.pl -q --no-tree --ignore NEW_TYPEDEFS -f $(TOP)/guest/kernel/pvlock_glue.h
 
 ## guest-test            boot the guest under TCG (1/2/4/8 vCPUs, bad params, forced algorithms, negative control)
 guest-test: guest-kernel

@@ -4,7 +4,7 @@
 ## bench           THE MAIN JOB (README): make overcommit, the nested-VM overcommit benchmark
 ## overcommit      main job: L2 guests at 1x-4x vCPU overcommit, upstream/pvlock/pvlock-noyield, 3 repeats
 ##                 (OVERCOMMIT_ARGS="--configs ... --workloads ... --repeats N"; ~40 min)
-## overcommit-smoke  CI short form: lockbench + kernbench, 1x and 4x, upstream + pvlock, 1 repeat; fails when the lab breaks
+## overcommit-smoke  CI short form: lockbench + kernbench + dbench, 1x and 4x, upstream + pvlock, 1 repeat; fails when the lab breaks
 ## overcommit-dry-run  print the L1/L2 command lines and guest set-up without running (add --host-kvm for a KVM host)
 ## overcommit-host-kvm  the main job on a real KVM host with the patched modules loaded (no L1)
 ## overcommit-selftest  tests of the overcommit scripts and report (cell parsing, CI checks, dry runs), no VM
