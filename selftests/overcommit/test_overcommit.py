@@ -243,6 +243,31 @@ def main():
         ok(p.returncode == 0 and rel and "2.45 [2.00-3.00] 2" in rel[0]
            and eff and "1.22 [1.00-1.50] 2" in eff[0],
            "bench-report: ratios and efficiency paired by L1 boot (boot column)")
+        # Two runs pooled: the same cells split over two runs whose boots are both called
+        # boot-01 must stay two boots (2.45 [2.00-3.00] 2, as above), not merge into one
+        # (one boot would give 400/150 = 2.67); a user-space CSV cannot join a pool.
+        runs = []
+        for r, one, up4, pv4 in ((1, 100, 50, 100), (2, 200, 100, 300)):
+            os.makedirs(os.path.join(d, "run%d" % r), exist_ok=True)
+            runs.append(os.path.join(d, "run%d" % r, "results.csv"))
+            with open(runs[-1], "w") as f:
+                f.write("repeat,workload,level,config,value,higher_is_better,unit,boot\n")
+                f.write("1,lockbench,1,upstream,%d,1,acq/s,boot-01\n1,lockbench,1,pvlock,%d,1,"
+                        "acq/s,boot-01\n1,lockbench,4,upstream,%d,1,acq/s,boot-01\n"
+                        "1,lockbench,4,pvlock,%d,1,acq/s,boot-01\n" % (one, one, up4, pv4))
+        p = subprocess.run([REPORT] + runs + ["--base", "upstream", "--same-code-at", "1"],
+                           capture_output=True, text=True)
+        rel = [l for l in p.stdout.split("Paired by L1 boot")[-1].splitlines()
+               if l.startswith("pvlock ")][:1]
+        ok(p.returncode == 0 and "Pooled from 2 runs: run1, run2" in p.stdout and rel
+           and "2.45 [2.00-3.00] 2" in rel[0],
+           "bench-report with two runs' CSVs: pooled, each run's boots kept apart")
+        with open(csvp, "w") as f:
+            f.write("repeat,cs,level,lock,throughput,hung,exclusion_broken\n1,short,1,queued,1,0,0\n")
+        p = subprocess.run([REPORT, runs[0], csvp, "--base", "upstream"],
+                           capture_output=True, text=True)
+        ok(p.returncode != 0 and "not a nested-lab CSV" in p.stderr,
+           "bench-report refuses to pool a CSV that is not the nested lab's")
         # The lock-per-thread control: no targets of its own, its efficiency (80/100 = 0.80
         # at 4x) beside lockbench's efficiency target (30/100 = 0.30).
         with open(csvp, "w") as f:
