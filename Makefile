@@ -8,6 +8,12 @@ export TOP BUILD
 
 # Each fragment appends its test tier to TEST_TARGETS.
 TEST_TARGETS :=
+
+# $(call checkpatch-series,KERNEL_TREE,PATCH_DIR): the tree's checkpatch.pl --strict on every
+# patch of a series. FILE_PATH_CHANGES only asks whether MAINTAINERS needs updating for a new
+# file; the series' new files sit in directories whose entries already cover them.
+checkpatch-series = cd $(1) && for p in $(2)/0*.patch; do \
+	./scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "$$p" || exit 1; done
 -include $(sort $(wildcard $(TOP)/mk/*.mk))
 
 ## test            every test tier, in order (what .ci/run runs; see README.md)

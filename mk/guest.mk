@@ -22,9 +22,7 @@ guest-initramfs: guest-kernel
 ##                       opaque C/C++ bridge type (struct qspinlock / pvlock::LockWord).
 GUEST_C_FILES := pvlock_main.c pvlock_bench.c pvlock_kernel.h
 guest-checkpatch: guest-kernel
-	cd $(BUILD)/guest-linux && \
-	for p in $(TOP)/guest/kernel/patches/0*.patch; do \
-		./scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "$$p" || exit 1; done && \
+	$(call checkpatch-series,$(BUILD)/guest-linux,$(TOP)/guest/kernel/patches) && \
 	./scripts/checkpatch.pl -q --no-tree -f $(addprefix $(TOP)/guest/kernel/,$(GUEST_C_FILES)) && \
 	./scripts/checkpatch.pl -q --no-tree --ignore NEW_TYPEDEFS -f $(TOP)/guest/kernel/pvlock_glue.h
 

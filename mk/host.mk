@@ -27,12 +27,9 @@ TEST_TARGETS += host-test
 host-modules:
 	$(HOST_SCRIPTS)/build-kvm-modules
 
-# FILE_PATH_CHANGES only asks whether MAINTAINERS needs updating for the new
-# arch/x86/kvm/pvlock.[ch]: it does not, "KVM X86" covers arch/x86/kvm/.
+# The new arch/x86/kvm/pvlock.[ch] need no MAINTAINERS entry: "KVM X86" covers arch/x86/kvm/.
 host-checkpatch: host-modules
-	cd $(BUILD)/host/linux-source-6.12 && \
-	for p in $(TOP)/host/patches/0*.patch; do \
-		./scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES "$$p" || exit 1; done
+	$(call checkpatch-series,$(BUILD)/host/linux-source-6.12,$(TOP)/host/patches)
 
 host-selftests-build:
 	$(HOST_SCRIPTS)/build-selftests
