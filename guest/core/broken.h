@@ -7,12 +7,22 @@
  * RacyTas tests and sets with two separate accesses, with window relax()
  * calls between them, so two vCPUs can both see the lock free and both
  * "acquire" it. A harness that checks mutual exclusion must catch it.
+ *
+ * PvQueuedOwnerWait is PvQueued as it was before issue 17: its queue head
+ * halts while the owner byte holds the value it saw when it marked itself
+ * halted. An unlock (which clears the mark and kicks) and a re-lock by the
+ * same CPU in between restore that value; if the kick is gone by then
+ * (eaten by a nested wait, or a host whose kicks do not stick) the head
+ * sleeps with nobody left to kick it. A harness with unbounded waits must
+ * report a lost wake-up. The defect is a compile-time switch of PvQueued
+ * itself, so the control runs the algorithm, not a copy of it.
  */
 #ifndef PVLOCK_CORE_BROKEN_H
 #define PVLOCK_CORE_BROKEN_H
 
 #include "lock_word.h"
 #include "platform.h"
+#include "queued.h"
 
 namespace pvlock {
 
@@ -53,6 +63,9 @@ struct RacyTas {
 	static inline bool is_contended(const LockWord *) { return false; }
 	static constexpr bool value_unlocked(u32 v) { return v == 0; }
 };
+
+template <typename P>
+using PvQueuedOwnerWait = PvQueued<P, QueuedDefect::head_waits_on_owner>;
 
 } /* namespace pvlock */
 

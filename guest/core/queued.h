@@ -49,6 +49,23 @@
  * halted successor does not kick it (it would only spin on a held lock): the
  * holder marks it head_halted in its node and in the head byte, and the
  * holder's own unlock kicks it, as pv_kick_node() does.
+ *
+ * Node state (wait_node.h), for the waiter on its node and the queue head:
+ *
+ *   queued waiter:  running -> halted            before it halts (wait_node)
+ *   hand-over:      halted -> head_halted        its predecessor, successor
+ *                                                halted (pass_head)
+ *   head halts:     running -> head_halted       before marking the word
+ *   unlock's kick:  head_halted -> kicked, kick  after clearing the mark
+ *   awake:          * -> running                 the waiter itself
+ *
+ * Every wait is on the waiter's own node state (halted or head_halted),
+ * which only it and its wakers change. The head does not wait on the owner
+ * byte: an unlock (clearing the mark, kicking) and a re-lock by the same CPU
+ * between the head's mark and its halt bring the byte back to the value the
+ * head saw, and if the kick is gone meanwhile (eaten by a nested wait for
+ * another lock on the head's CPU, or a host whose kicks do not stick) the
+ * head sleeps with no mark left for anyone to kick it (issue 17).
  */
 #ifndef PVLOCK_CORE_QUEUED_H
 #define PVLOCK_CORE_QUEUED_H
@@ -72,13 +89,23 @@ static inline u8 q_owner(u32 v) { return static_cast<u8>(v & q_owner_mask); }
 static inline u8 q_head(u32 v) { return static_cast<u8>(v >> q_head_shift); }
 static inline u16 q_tail(u32 v) { return static_cast<u16>(v >> q_tail_shift); }
 
-template <typename P>
+/*
+ * Defects that only a negative control compiles in (broken.h); every lock
+ * anything uses is PvQueued<P> with none.
+ */
+enum class QueuedDefect : u8 {
+	none,
+	head_waits_on_owner,	/* issue 17: the head halts on the owner byte */
+};
+
+template <typename P, QueuedDefect defect = QueuedDefect::none>
 struct PvQueued {
 	static_assert(check_platform<P>());
 	static_assert(P::max_cpus < (1U << 14) - 1, "tail: 14 bits of cpu + 1");
 
-
-	static constexpr const char *name = P::pv ? "pvqueued" : "queued";
+	static constexpr const char *name =
+		defect != QueuedDefect::none ? "broken-pvqueued" :
+		P::pv ? "pvqueued" : "queued";
 
 	static inline void lock(LockWord *l)
 	{
@@ -119,7 +146,9 @@ struct PvQueued {
 			 * and kick the head. A compare-and-swap of the owner and
 			 * head bytes only: enqueuers xchg the tail half, so this
 			 * rarely retries. Full barrier: pairs with the head's
-			 * cmpxchg that marks it halted.
+			 * cmpxchg that marks it halted (halt_head()), and orders
+			 * our clearing of the mark before kick_head() reads the
+			 * head's node state.
 			 */
 			u16 *low = half_of(l, 0);
 			u16 v = P::load(low, Order::relaxed);
@@ -269,15 +298,25 @@ private:
 			P::store(&node->state, static_cast<u8>(node_halted), Order::relaxed);
 			/*
 			 * Full barrier: state halted is visible before we read
-			 * locked; pairs with pass_head()'s fence between its store
-			 * of locked and its read of state.
+			 * locked; pairs with pass_head()'s fence:
+			 *
+			 *   wait_node()                pass_head()
+			 *     state = halted             locked = 1
+			 *     full_fence()               full_fence()
+			 *     locked == 0: wait          cmpxchg state halted -> head_halted
+			 *
+			 * Either we see locked, or it sees halted and leaves our
+			 * kick to the unlock (kick_head()). We wait while our
+			 * state is halted, which only pass_head() and the kick
+			 * change (never back to halted).
 			 */
 			P::full_fence();
 			if (!P::load(&node->locked, Order::acquire))
 				P::wait(&node->state, static_cast<u8>(node_halted));
 			/*
 			 * Running again. The predecessor may have moved us to
-			 * head_halted meanwhile; we are awake either way.
+			 * head_halted, the unlock to kicked; we are awake either
+			 * way.
 			 */
 			P::store(&node->state, static_cast<u8>(node_running), Order::relaxed);
 			spins = 0;
@@ -342,6 +381,25 @@ private:
 					 Order::relaxed);
 	}
 
+	/*
+	 * Halt until the unlock of the current hold kicks us. The pairing with
+	 * unlock(), on the lock word, then on our node's state:
+	 *
+	 *   halt_head()                          unlock() + kick_head()
+	 *     state = head_halted                  cmpxchg (*, halted, o) -> (*, 0, 0)
+	 *     cmpxchg (*, me, o) -> (*, halted, o)   [full barrier]
+	 *       [full barrier]                     find our node: head_halted?
+	 *     wait(&state, head_halted)            cmpxchg state -> kicked
+	 *                                          kick(us)
+	 *
+	 * The two cmpxchgs of the word are ordered: if ours comes first, the
+	 * unlock sees the mark and, after its barrier, our head_halted state,
+	 * and moves it to kicked before kicking; our wait then sees kicked,
+	 * or halts first and is woken by the kick. If the unlock comes first,
+	 * our cmpxchg sees the owner gone and we do not halt. Only we and that
+	 * unlocker change our state, so neither a re-lock by the same owner nor
+	 * a nested wait that eats the kick can make it read head_halted again.
+	 */
 	static void halt_head(LockWord *l, WaitNode *node, u32 owner)
 	{
 		P::store(&node->state, static_cast<u8>(node_head_halted), Order::relaxed);
@@ -354,16 +412,18 @@ private:
 				goto awake;	/* released meanwhile: go and take it */
 			/*
 			 * (*, me, o) -> (*, halted, o), only while o holds the
-			 * lock. Full barrier: pairs with the unlocker's cmpxchg;
-			 * either it sees the mark and our state and kicks us, or
-			 * our cmpxchg sees the owner gone and fails.
+			 * lock. Full barrier: our head_halted state is visible
+			 * before the mark; pairs with the unlocker's cmpxchg.
 			 */
 			if (P::cmpxchg(low, &v, static_cast<u16>((v & 0xff) | (q_head_halted << 8)),
 				       Order::seq_cst))
 				break;
 		}
 		P::hint_waiting_on(owner);
-		P::wait(byte_of(l, 0), static_cast<u8>(v));
+		if constexpr (defect == QueuedDefect::head_waits_on_owner)
+			P::wait(byte_of(l, 0), static_cast<u8>(v));	/* the bug: ABA */
+		else
+			P::wait(&node->state, static_cast<u8>(node_head_halted));
 awake:
 		P::store(&node->state, static_cast<u8>(node_running), Order::relaxed);
 		announce_head(l);
@@ -388,8 +448,11 @@ awake:
 			u8 st = node_halted;
 
 			/*
-			 * halted -> head_halted: the successor sleeps on; our
-			 * unlock (or a later one) kicks it once the lock is free.
+			 * halted -> head_halted: the successor sleeps on (its
+			 * wait is for state != halted, so one that had not
+			 * halted yet returns and spins as head); our unlock
+			 * kicks it once the lock is free. The mark is stored
+			 * while we hold the lock, so that unlock sees it.
 			 */
 			if (P::cmpxchg(&next->state, &st, static_cast<u8>(node_head_halted),
 				       Order::relaxed))
@@ -397,12 +460,13 @@ awake:
 		}
 	}
 
+	/*
+	 * The unlock cleared a halted mark: head_halted -> kicked, and kick.
+	 * Its cmpxchg of the word is the barrier find_halted() needs.
+	 */
 	static void kick_head(LockWord *l)
 	{
-		u32 cpu = WaitNodes<P>::find_halted(l, 0, node_head_halted);
-
-		if (cpu != no_cpu)
-			P::kick(cpu);
+		WaitNodes<P>::kick_halted(l, 0, node_head_halted);
 	}
 };
 

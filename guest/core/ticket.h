@@ -34,6 +34,21 @@
  * re-checks the head (Dekker with the unlocker's full barrier, below); the
  * unlocker that sees ticket_slow kicks exactly the next ticket's CPU, if it
  * is halted. Kicks are only ever for the next ticket, as in the 2013 series.
+ *
+ * Node state of a halting waiter (wait_node.h):
+ *
+ *   halt:     running -> halted          the waiter, before it sets slow
+ *   unlock:   halted -> kicked, kick     the unlocker whose head is our ticket
+ *   awake:    * -> running               the waiter
+ *
+ * The waiter halts while its node is halted, not while the head byte still
+ * holds the value it read: the head byte is written by every unlocker, and
+ * the node state only by the waiter and the one unlocker that serves its
+ * ticket (issue 17). The head byte alone would be safe too: between the
+ * waiter's read h and our ticket my it can only move forward to my, where it
+ * stops until we unlock, and my - h < 256, so h cannot recur during one
+ * wait; but the node state needs no such argument and is what PvQueued
+ * waits on.
  */
 #ifndef PVLOCK_CORE_TICKET_H
 #define PVLOCK_CORE_TICKET_H
@@ -221,10 +236,19 @@ private:
 			P::hint_waiting_on(no_cpu);
 	}
 
+	/*
+	 *   halt()                             unlock() + unlock_slow()
+	 *     state = halted                     head = my (store-release)
+	 *     fetch_or slow [full barrier]       full_fence()
+	 *     head != my: wait(&state, halted)   slow? find our node: halted?
+	 *                                        cmpxchg state -> kicked, kick
+	 *
+	 * Either we see head == my and do not halt, or the unlocker sees slow
+	 * and our halted state, and moves it to kicked before kicking: our
+	 * wait sees kicked, or halts first and is woken by the kick.
+	 */
 	static void halt(LockWord *l, WaitNode *node, u8 my, u32 owner)
 	{
-		u8 *head = byte_of(l, 0);
-
 		P::store(&node->state, static_cast<u8>(node_halted), Order::relaxed);
 		/*
 		 * (h, t, 0) -> (h, t, 1). Full barrier: our node state and the
@@ -232,22 +256,17 @@ private:
 		 * unlocker's full_fence() between its head store and flags load.
 		 */
 		P::fetch_or(byte_of(l, 3), ticket_slow, Order::seq_cst);
-		u8 h = P::load(head, Order::acquire);
-
-		if (h != my) {
+		if (Word::load_head(l) != my) {
 			P::hint_waiting_on(owner);
-			/* Halt while head == h; a kick for our ticket wakes us. */
-			P::wait(head, h);
+			/* Halt while halted; the kick for our ticket moves it. */
+			P::wait(&node->state, static_cast<u8>(node_halted));
 		}
 		P::store(&node->state, static_cast<u8>(node_running), Order::relaxed);
 	}
 
 	static void unlock_slow(LockWord *l, u8 next)
 	{
-		u32 cpu = WaitNodes<P>::find_halted(l, next, node_halted);
-
-		if (cpu != no_cpu)
-			P::kick(cpu);
+		WaitNodes<P>::kick_halted(l, next, node_halted);
 
 		/*
 		 * (h, h, 1) -> (h, h, 0): nobody waits, so the next unlock need

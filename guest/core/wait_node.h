@@ -10,7 +10,20 @@
  *           halted  -> head_halted   the MCS predecessor, handing the queue
  *                                    head to a halted node (deferred kick)
  *           running -> head_halted   the queue head, before it halts
+ *           halted or head_halted
+ *                   -> kicked        the waker (kick_halted()), just before
+ *                                    its kick
  *           *       -> running       the waiter, once it runs again
+ *
+ * A waiter halts on its own node's state: wait(&node->state, s) while the
+ * state is still s, the value it stored itself before its last re-check of
+ * the lock. Nobody but the waiter and its wakers writes the state, and no
+ * waker writes s back, so a value the waiter saw cannot come back while it
+ * waits (issue 17: a head that waited on the lock's owner byte slept through
+ * an unlock and re-lock by the same CPU, whose kick a nested wait had eaten).
+ * The waker changes the state before it kicks, so a kick that is lost, or
+ * taken by an interrupt handler's own wait on this CPU, still leaves the
+ * waiter a state it will not halt on.
  *
  * An unlocker that sees the lock's slow flag looks up the node to kick with
  * find_halted(): a scan of nr_cpus() * max_nesting nodes. It runs only after
@@ -30,6 +43,7 @@ enum NodeState : u8 {
 	node_running = 0,
 	node_halted = 1,	/* halted until its predecessor or unlocker kicks */
 	node_head_halted = 2,	/* queue head, halted until the lock is released */
+	node_kicked = 3,	/* its waker moved it out of a halted state */
 };
 
 constexpr unsigned int max_nesting = 4;
@@ -100,12 +114,12 @@ struct WaitNodes {
 	}
 
 	/*
-	 * The CPU whose node in state want waits on lock with tag, or no_cpu.
+	 * The node in state want that waits on lock with tag, or nullptr.
 	 * Called by an unlocker after a full barrier that pairs with the one
 	 * the waiter executes between setting its state and re-checking the
 	 * lock (Dekker: one of the two sees the other's store).
 	 */
-	static u32 find_halted(const LockWord *lock, u32 tag, u8 want)
+	static WaitNode *find_halted(const LockWord *lock, u32 tag, u8 want)
 	{
 		u32 n = P::nr_cpus();
 
@@ -118,10 +132,40 @@ struct WaitNodes {
 				if (P::load(&w->lock, Order::relaxed) == lock &&
 				    P::load(&w->state, Order::relaxed) == want &&
 				    P::load(&w->tag, Order::relaxed) == tag)
-					return cpu;
+					return w;
 			}
 		}
-		return no_cpu;
+		return nullptr;
+	}
+
+	/*
+	 * Wake the waiter on lock with tag whose node is in state want, if
+	 * any: want -> kicked, then kick its CPU. Same caller's barrier as
+	 * find_halted().
+	 *
+	 *   waiter (wait(&state, want))        kick_halted()
+	 *     [it stored want, fenced,           [the caller changed the lock,
+	 *      found the lock unchanged]          fenced, saw the slow mark]
+	 *     nested wait eats a pending kick    cmpxchg state want -> kicked
+	 *     wait(): state != want: returns     kick(cpu)
+	 *
+	 * kick() orders the state store before the wake-up it causes, so a
+	 * wait that a kick ended sees kicked (platform.h); a waiter whose own
+	 * wait starts later sees it as well, and one that halted before the
+	 * cmpxchg is woken by the kick. The cmpxchg fails if the waiter left
+	 * want meanwhile: it is running and re-checks the lock itself. It may
+	 * hit a node that was put() and taken again since the scan, in state
+	 * want for another wait: that waiter then returns early and re-checks
+	 * (the contract of wait()), nothing worse.
+	 */
+	static void kick_halted(const LockWord *lock, u32 tag, u8 want)
+	{
+		WaitNode *w = find_halted(lock, tag, want);
+		u8 st = want;
+
+		if (w && P::cmpxchg(&w->state, &st, static_cast<u8>(node_kicked),
+				    Order::relaxed))
+			P::kick(P::load(&w->cpu, Order::relaxed));
 	}
 };
 
