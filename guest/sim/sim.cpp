@@ -65,6 +65,7 @@ struct Vcpu {
 	State state;
 	bool on_cpu;
 	bool kick_pending;
+	bool in_irq;
 };
 
 struct World {
@@ -154,6 +155,7 @@ void prepare_fiber(u32 id)
 	v.state = State::runnable;
 	v.on_cpu = false;
 	v.kick_pending = false;
+	v.in_irq = false;
 }
 
 /* Back to the scheduler; returns when the scheduler picks this vCPU again. */
@@ -199,7 +201,7 @@ Result run(const Config &cfg, void (*body)(u32, void *), void *arg)
 	w.cfg = cfg;
 	w.rng = cfg.seed * 0x9e3779b97f4a7c15ULL + 1;
 	w.steps = 0;
-	w.res = Result{ Outcome::done, 0, 0, 0, 0, 0 };
+	w.res = Result{ Outcome::done, 0, 0, 0, 0, 0, 0, 0 };
 	w.body = body;
 	w.arg = arg;
 	for (u32 i = 0; i < cfg.nvcpus; i++)
@@ -260,10 +262,23 @@ void doorway()
 		doorway_hook(w.cur);
 }
 
+void (*irq_hook)(u32 vcpu);
+
 void step()
 {
-	if (w.in_run)
-		to_scheduler();
+	if (!w.in_run)
+		return;
+	to_scheduler();
+	/* Interrupts draw from the PRNG only when enabled: seeds replay. */
+	if (w.cfg.irq_permille && irq_hook && !w.vcpu[w.cur].in_irq &&
+	    chance(w.cfg.irq_permille)) {
+		u32 me = w.cur;
+
+		w.vcpu[me].in_irq = true;
+		w.res.irqs++;
+		irq_hook(me);
+		w.vcpu[me].in_irq = false;
+	}
 }
 
 u32 current() { return w.in_run ? w.cur : 0; }
@@ -280,7 +295,9 @@ void halt_while(const u8 *ptr, u8 val)
 {
 	Vcpu &v = w.vcpu[w.cur];
 
-	step();
+	/* The way into the halt (a hypercall's exit, say), one step or more. */
+	for (u32 i = 0; i < w.cfg.wait_steps; i++)
+		step();
 	if (v.kick_pending) {
 		v.kick_pending = false;
 		return;
@@ -303,8 +320,10 @@ void kick(u32 vcpu)
 
 	if (t.state == State::halted)
 		t.state = State::runnable;	/* off CPU: preempted until placed */
-	else if (t.state == State::runnable)
+	else if (t.state == State::runnable && w.cfg.sticky_kicks)
 		t.kick_pending = true;
+	else if (t.state == State::runnable)
+		w.res.dropped_kicks++;
 }
 
 bool yield_to(u32 vcpu)

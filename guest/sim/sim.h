@@ -9,9 +9,19 @@
  * preempted (vcpu_is_preempted() is true), and at any step the scheduler may
  * preempt a running vCPU in favour of a preempted one. wait() halts a vCPU
  * (off its CPU, not preempted) until kick(); a kick that arrives before the
- * halt is kept pending, as the host does. wait() has no bound here on
- * purpose: a lost wake-up is then a state where no vCPU can run, which the
- * scheduler reports instead of hiding it behind a timeout.
+ * halt is kept pending, as the host does, and the next wait() of that vCPU
+ * takes it, whichever wait that is (KVM's pv_unhalted). With
+ * Config::sticky_kicks off, a kick that finds its target running is
+ * dropped: only the check-and-halt of wait(), atomic here, protects a
+ * waiter then. wait() has no bound here on purpose: a lost wake-up is then
+ * a state where no vCPU can run, which the scheduler reports instead of
+ * hiding it behind a timeout.
+ *
+ * Interrupts: with Config::irq_permille, a running vCPU is interrupted at a
+ * scheduling point (any atomic step, relax(), and the entry of wait(), i.e.
+ * between a waiter's last re-check and its halt) and runs irq_hook on its
+ * own stack, as a handler that takes another lock would; the hook's own
+ * waits consume a pending kick as any wait does. Handlers do not nest.
  *
  * What it does not model: weak memory. Every step is sequentially
  * consistent; the memory orders are checked by reasoning (the comments that
@@ -33,6 +43,10 @@ struct Config {
 	u32 preempt_permille = 20;	/* chance per step of a preemption */
 	u32 switch_permille = 300;	/* chance per step of switching vCPU */
 	u64 step_limit = 2000000;	/* then: livelock or starvation */
+	bool sticky_kicks = true;	/* a kick before the halt is kept */
+	u32 irq_permille = 0;		/* chance per step of an interrupt */
+	u32 wait_steps = 1;		/* scheduling points in wait() before
+					   its check-and-halt: the way in */
 };
 
 enum class Outcome {
@@ -45,6 +59,8 @@ struct Result {
 	Outcome outcome;
 	u64 steps;
 	u64 preemptions, halts, kicks, yields;
+	u64 irqs;		/* interrupts run (irq_hook calls) */
+	u64 dropped_kicks;	/* kicks that found a running vCPU, not sticky */
 };
 
 const char *outcome_name(Outcome o);
@@ -72,6 +88,9 @@ void register_percpu(void *storage, unsigned long size);
  */
 extern void (*doorway_hook)(u32 vcpu);
 void doorway();
+
+/* The interrupt handler of Config::irq_permille; nullptr: no interrupts. */
+extern void (*irq_hook)(u32 vcpu);
 
 } /* namespace sim */
 

@@ -11,8 +11,14 @@
  *   - bounded waiting for the fair locks: acquisitions that overtake a waiter
  *     after its doorway (the RMW that queued it).
  * Negative controls: a PV lock whose kicks are dropped, a lock whose
- * test-and-set is not atomic, and the unfair lock held to a fair bound must
- * each be caught.
+ * test-and-set is not atomic, the unfair lock held to a fair bound, and a
+ * queue head that waits on a value that can recur (issue 17) must each be
+ * caught.
+ *
+ * Interrupts (Params::irq_permille): a vCPU is interrupted at any step, in a
+ * critical section, while it spins, or between a waiter's last re-check and
+ * its halt, and the handler takes a lock of its own (never one the task
+ * context takes), so its waits eat kicks meant for the interrupted wait.
  *
  * A failure prints its seed; `test_sim <case> <seed>` replays just that seed.
  */
@@ -38,6 +44,10 @@ struct Params {
 	bool doorway_at_entry = false;	/* lock() has no doorway RMW: count from entry */
 	u32 nlocks = 1;
 	const LockWord *colliding[8];	/* nlocks locks, if > 1 */
+	u32 irq_permille = 0;		/* interrupts that take irq_lock */
+	u32 irq_cs_steps = 3;
+	bool sticky_kicks = true;	/* sim::Config::sticky_kicks */
+	u32 wait_steps = 1;		/* sim::Config::wait_steps */
 };
 
 u64 only_seed;	/* nonzero: replay this seed only */
@@ -53,6 +63,9 @@ struct RunState {
 	u32 doorway_snapshot[SimPlatform::max_cpus];
 	bool waiting[SimPlatform::max_cpus];
 	u32 max_overtakes;
+	LockWord irq_lock;		/* taken only by interrupt handlers */
+	int irq_in_cs;
+	u32 irq_acq;
 	const Params *p;
 } rs;
 
@@ -98,12 +111,27 @@ void body(u32 vcpu, void *)
 	}
 }
 
+/* An interrupt handler: the lock of its own, a short critical section. */
+template <typename A>
+void irq_body(u32)
+{
+	A::lock(&rs.irq_lock);
+	if (rs.irq_in_cs++)
+		rs.violations++;
+	for (u32 s = 0; s < rs.p->irq_cs_steps; s++)
+		SimPlatform::relax();
+	rs.irq_in_cs--;
+	rs.irq_acq++;
+	A::unlock(&rs.irq_lock);
+}
+
 struct Verdict {
 	u32 failed_seeds;
 	u64 first_seed;
 	const char *first_reason;
 	u32 worst_overtakes;
-	u64 preemptions, halts, kicks, yields;
+	u64 preemptions, halts, kicks, yields, irqs, dropped_kicks;
+	u32 lost_wakeups;	/* seeds that failed with Outcome::lost_wakeup */
 };
 
 template <typename A>
@@ -129,6 +157,10 @@ Verdict explore(const Params &p, u64 first_seed = 1)
 		cfg.nvcpus = p.nvcpus;
 		cfg.npcpus = p.npcpus;
 		cfg.seed = s;
+		cfg.sticky_kicks = p.sticky_kicks;
+		cfg.irq_permille = p.irq_permille;
+		cfg.wait_steps = p.wait_steps;
+		sim::irq_hook = irq_body<A>;
 		sim::Result res = sim::run(cfg, body<A>, nullptr);
 		const char *why = nullptr;
 
@@ -146,6 +178,9 @@ Verdict explore(const Params &p, u64 first_seed = 1)
 		v.halts += res.halts;
 		v.kicks += res.kicks;
 		v.yields += res.yields;
+		v.irqs += res.irqs;
+		v.dropped_kicks += res.dropped_kicks;
+		v.lost_wakeups += res.outcome == sim::Outcome::lost_wakeup;
 		if (why) {
 			if (!v.failed_seeds++) {
 				v.first_seed = s;
@@ -154,6 +189,7 @@ Verdict explore(const Params &p, u64 first_seed = 1)
 		}
 	}
 	sim::doorway_hook = nullptr;
+	sim::irq_hook = nullptr;
 	return v;
 }
 
@@ -163,16 +199,20 @@ void expect_correct(const Params &p)
 	Verdict v = explore<A>(p);
 
 	printf("#   %s: %u seeds, worst overtakes %u, preemptions %llu, halts %llu, "
-	       "kicks %llu, yields %llu\n", A::name, p.seeds, v.worst_overtakes,
+	       "kicks %llu, yields %llu", A::name, p.seeds, v.worst_overtakes,
 	       (unsigned long long)v.preemptions, (unsigned long long)v.halts,
 	       (unsigned long long)v.kicks, (unsigned long long)v.yields);
+	if (p.irq_permille || !p.sticky_kicks)
+		printf(", irqs %llu, dropped kicks %llu", (unsigned long long)v.irqs,
+		       (unsigned long long)v.dropped_kicks);
+	printf("\n");
 	EXPECT(v.failed_seeds == 0, "%s: %u seeds failed, first seed %llu: %s", A::name,
 	       v.failed_seeds, (unsigned long long)v.first_seed,
 	       v.first_reason ? v.first_reason : "");
 }
 
 template <typename A>
-void expect_caught(const Params &p, const char *what)
+Verdict expect_caught(const Params &p, const char *what)
 {
 	Verdict v = explore<A>(p);
 
@@ -180,6 +220,7 @@ void expect_caught(const Params &p, const char *what)
 	       what, v.failed_seeds, p.seeds, (unsigned long long)v.first_seed,
 	       v.first_reason ? v.first_reason : "-");
 	EXPECT(v.failed_seeds > 0, "the harness did not catch %s", what);
+	return v;
 }
 
 Params overcommit(u32 bound)
@@ -300,6 +341,107 @@ TEST("sim: many vCPUs (12 on 2 pCPUs, 6x) for the PV locks")
 	expect_correct<PvTicket<SimPlatform>>(p);
 	expect_correct<PvQueued<SimPlatform>>(p);
 	expect_correct<PreemptTicket<SimPlatform>>(p);
+}
+
+namespace {
+
+/*
+ * Issue 17's setting: each vCPU locks again right after its unlock (no think
+ * time; it steals past a head that has not run yet), so the owner byte a
+ * halting head saw comes back, and waiters halt soon. Interrupts whose
+ * handlers wait, and kicks that do not stick, are the two ways a kick that
+ * landed before the halt goes missing. The way into a halt takes 30 steps
+ * and a handler's critical section 20, as long as an unlock's scan of the
+ * wait nodes and a re-lock: with one step each the window between a head's
+ * mark and its halt is too short for the old code's lost wake-up to show
+ * in 300 seeds (with 30 it does in 15-30 of them).
+ */
+Params recurring_owner(bool sticky, u32 irq_permille)
+{
+	Params p = overcommit(0);
+
+	p.think_steps = 0;
+	p.wait_steps = 30;
+	p.irq_cs_steps = 20;
+	p.sticky_kicks = sticky;
+	p.irq_permille = irq_permille;
+	return p;
+}
+
+struct HaltSoon {
+	Tunables saved = tunables;
+
+	HaltSoon()
+	{
+		tunables.spin_threshold = 16;
+		tunables.preempt_check_mask = 3;
+		tunables.steal_spins = 0;
+	}
+	~HaltSoon() { tunables = saved; }
+};
+
+struct CorrectWith {
+	const Params &p;
+
+	template <typename A>
+	void operator()() { expect_correct<A>(p); }
+};
+
+} /* namespace */
+
+TEST("sim: every algorithm with interrupts that take another lock")
+{
+	Params p = overcommit(0);
+
+	p.irq_permille = 20;
+	for_each_algorithm<SimPlatform>(CorrectWith{ p });
+}
+
+TEST("sim: PV waits survive nested waits that eat their kicks (issue 17)")
+{
+	HaltSoon h;
+	const u32 rates[] = { 20, 100 };
+
+	for (u32 rate : rates) {
+		Params p = recurring_owner(true, rate);
+
+		expect_correct<PvQueued<SimPlatform>>(p);
+		expect_correct<PvTicket<SimPlatform>>(p);
+		tunables.lock_steal = false;
+		expect_correct<PvQueued<SimPlatform>>(p);
+		tunables.lock_steal = true;
+	}
+}
+
+TEST("sim: PV waits on a host whose kicks do not stick (issue 17)")
+{
+	HaltSoon h;
+	const u32 rates[] = { 0, 50 };
+
+	for (u32 rate : rates) {
+		Params p = recurring_owner(false, rate);
+
+		expect_correct<PvQueued<SimPlatform>>(p);
+		expect_correct<PvTicket<SimPlatform>>(p);
+	}
+}
+
+TEST("negative: a queue head halting on the owner byte is caught (nested waits)")
+{
+	HaltSoon h;
+	Verdict v = expect_caught<PvQueuedOwnerWait<SimPlatform>>(
+		recurring_owner(true, 100), "head waits on the owner byte, sticky kicks");
+
+	EXPECT(v.lost_wakeups > 0, "caught, but never as a lost wake-up");
+}
+
+TEST("negative: a queue head halting on the owner byte is caught (kicks do not stick)")
+{
+	HaltSoon h;
+	Verdict v = expect_caught<PvQueuedOwnerWait<SimPlatform>>(
+		recurring_owner(false, 0), "head waits on the owner byte, no sticky kicks");
+
+	EXPECT(v.lost_wakeups > 0, "caught, but never as a lost wake-up");
 }
 
 TEST("negative: pvticket on a host that drops kicks is caught")
