@@ -5,6 +5,13 @@
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(TOP)/build
 export TOP BUILD
+# GNU make cannot name a path with a space in a rule: refuse at once rather than fail later.
+ifneq ($(words $(TOP)),1)
+$(error pvlock: the checkout path '$(TOP)' contains a space, which GNU make cannot handle in rules; clone it to a path without spaces)
+endif
+ifneq ($(words $(BUILD)),1)
+$(error pvlock: BUILD='$(BUILD)' contains a space, which GNU make cannot handle in rules; choose a path without spaces)
+endif
 
 # Each fragment appends its test tier to TEST_TARGETS.
 TEST_TARGETS :=

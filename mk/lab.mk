@@ -21,7 +21,7 @@ lab-reliability: lab-deps
 	$(LAB)/reliability -n $(N) --retries $(RETRIES) --out $(BUILD)/lab/reliability
 
 ## lab-selftest          check the lab scripts themselves (console-verdict, bad input), no VM
-lab-selftest:
+lab-selftest: lab-deps
 	$(TOP)/selftests/lab/run
 
 ## lab-vm-checks         l1-run verdicts on real L1 boots: pass, fail, lab failure + retry, panic, wedge (~3 min)

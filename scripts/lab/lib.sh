@@ -109,5 +109,50 @@ shutdown_reason() {
 	esac
 }
 
+# --- What L1 sees of L0 ------------------------------------------------------------------
+# L1 mounts L0's root read-only over 9p, but with tmpfs of its own on these (l1-init):
+LAB_L1_HIDDEN=(/tmp /run /dev /proc /sys)
+LAB_SHARES=()
+
+# lab_l1_shares DIR...: the directories l1-run shares into L1 at their own paths, read-only
+# (as virtme-ng shares its working directory), so that a checkout or a $BUILD under /tmp or
+# /run works: LAB_SHARES = the DIRs, resolved, each once, none inside another (a share of a
+# directory carries its subdirectories).
+lab_l1_shares() {
+	local d r s keep
+	local resolved=()
+	for d in "$@"; do
+		r=$(realpath -e -- "$d" 2>/dev/null) || die "shared directory not found: $d"
+		[ -d "$r" ] || die "shared directory is not a directory: $d"
+		case $r/ in
+		/dev/* | /proc/* | /sys/*) die "cannot share $r into L1: L1 has its own /dev, /proc and /sys" ;;
+		esac
+		resolved+=("$r")
+	done
+	LAB_SHARES=()
+	for r in "${resolved[@]}"; do
+		keep=1
+		for s in "${resolved[@]}"; do
+			# Drop r when another share contains it (or is it, and came first).
+			if [ "$s" != "$r" ] && [[ $r/ == "$s"/* ]]; then keep=0; fi
+		done
+		for s in "${LAB_SHARES[@]}"; do [ "$s" != "$r" ] || keep=0; done
+		[ "$keep" = 0 ] || LAB_SHARES+=("$r")
+	done
+}
+
+# lab_l1_sees PATH: true when L1 sees PATH at the same path (under a share, or in L0's root
+# outside the directories L1 has its own tmpfs on).  Call lab_l1_shares first.
+lab_l1_sees() {
+	local p s h
+	p=$(realpath -m -- "$1")
+	for s in "${LAB_SHARES[@]}"; do [[ $p/ == "$s"/* ]] && return 0; done
+	for h in "${LAB_L1_HIDDEN[@]}"; do [[ $p/ == "$h"/* ]] && return 1; done
+	return 0
+}
+
+# A value inside a QEMU option list: commas are doubled.
+qemu_opt_escape() { printf '%s' "${1//,/,,}"; }
+
 # Quote one word for a POSIX shell (busybox ash reads what we write): 'it'\''s'.
 sh_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }

@@ -178,6 +178,8 @@ def main():
                and p.stdout.count("l2-run --name") == 4 and "--smp 4" in p.stdout
                and "--smp 1 " in p.stdout, "lab dry run prints one L1 boot (1 CPU) and 4 L2 "
                "guests (1x = 1 vCPU, 4x = 4 vCPUs)")
+            ok(("--share %s " % d) in p.stdout,
+               "the run directory is shared into L1 (it may lie under /tmp)")
             ok(p.stdout.count("oc.w=lockbench,kernbench,dbench ") == 4,
                "the smoke run's guests run lockbench, kernbench and dbench")
             p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--l1-cpus", "2",
