@@ -167,8 +167,8 @@ def main():
         p = subprocess.run([RUN] + args, capture_output=True, text=True, timeout=60)
         ok(p.returncode == 2 and text in p.stderr, "bad input %s: exit 2, '%s'" % (args, text))
 
-    with tempfile.TemporaryDirectory(dir=os.path.join(TOP, "build") if os.path.isdir(
-            os.path.join(TOP, "build")) else None) as d:
+    os.makedirs(oc.BUILD, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=oc.BUILD) as d:
         test_l1_sample(d)
         bz = os.path.exists(oc.BZIMAGE)
         p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--out", d],
