@@ -205,6 +205,14 @@ def main():
         else:
             ok(p.returncode == 2, "host-kvm dry run without a kernel: clear error")
 
+        # --host-kvm on a host whose KVM is not the pvlock one (this machine's): refused
+        # before anything is installed, built or started
+        p = subprocess.run([RUN, "--host-kvm", "--no-build", "--pcpus", "0", "--out", d],
+                           capture_output=True, text=True, timeout=60)
+        ok(p.returncode == 2 and ("not the pvlock one" in p.stderr or "/dev/kvm missing"
+                                  in p.stderr) and "] $ " not in p.stdout,
+           "host-kvm on a KVM without the handler: clear error, nothing started")
+
         csvp = os.path.join(d, "r.csv")
         with open(csvp, "w") as f:
             f.write("repeat,workload,level,config,value,higher_is_better,unit\n")
