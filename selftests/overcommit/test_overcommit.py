@@ -114,6 +114,10 @@ def main():
     ok(st == "wrong-lock", "a refused pvlock_tune voids the configuration")
     c, st = parse("upstream", 1, cell_text("upstream", verdict="hung"))
     ok(st == "l2-hung" and not c.results, "a hung guest is a lab failure, never a result")
+    c, st = parse("pvlock", 4, cell_text("pvlock").replace("console=clean",
+                                                           "console=rcu-stall,time-lost"))
+    ok(st == "l2-time-lost" and not c.results,
+       "a guest that lost seconds of time is a lab failure (retried), never a result")
     c, st = parse("pvlock", 1, cell_text("pvlock", level=1))
     ok(st == "ok", "1x (a 1-vCPU guest): pvlock standing down is the expected lock")
     c, st = parse("pvlock", 1, cell_text("pvlock", level=4))
@@ -143,6 +147,12 @@ def main():
     probs = oc.checks(cells, a)
     ok(any("stayed at 0" in p for p in probs), "pvlock counters at zero at 4x are caught")
     pv4.counters = dict(pv4.counters, pvlock_waits=3)
+
+    pv4.console = "rcu-stall"
+    probs = oc.checks(cells, a)
+    ok(any("a real stall" in p for p in probs),
+       "a guest that stalled without losing time fails the checks")
+    pv4.console = "clean"
 
     up1 = [c for c in cells if c.config == "upstream" and c.level == 1][0]
     del up1.results["hackbench"]
