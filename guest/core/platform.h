@@ -36,8 +36,17 @@
  *                   (an interrupt, a bound, a stale kick); callers re-check.
  *                   A kick() that targets this vCPU after the caller last
  *                   wrote the state that makes its waker kick it must not be
- *                   lost, even if it lands before the halt.
+ *                   lost, even if it lands before the halt. The pending kick
+ *                   is taken by the next wait() of this vCPU, whichever it
+ *                   is (an interrupt handler's, for another lock, too), so
+ *                   a caller waits on a value that only it and its waker
+ *                   change, which the waker changes before kicking
+ *                   (wait_node.h): then a kick eaten by another wait, or one
+ *                   a weaker host drops, still leaves a value it will not
+ *                   halt on.
  *   kick(cpu)       wake cpu from wait(), or make its next wait() return.
+ *                   A wait() that returns because of the kick sees what the
+ *                   caller wrote before kick() (release, as a hypercall is).
  *   vcpu_is_preempted(cpu)
  *                   true while cpu is runnable but not running (scheduled
  *                   out involuntarily by the host); a hint, may be stale.

@@ -23,15 +23,17 @@ Tunables tunables = default_tunables;
 thread_local u32 UserPlatform::self;
 u32 UserPlatform::nr = 1;
 u32 UserPlatform::wait_bound_us = 10000;
+bool UserPlatform::sticky_kicks = true;
 
 namespace {
 
 /* Per-vCPU state, each on its own cache line: the kicker writes it. */
 struct alignas(64) Vcpu {
-	u32 kick_seq;				/* futex word: kicks received */
+	u32 kick_pending;			/* futex word: 1 = a kick to take */
+	u32 kick_seq;				/* futex word, !sticky_kicks: kicks */
 	struct perf_event_mmap_page *sched;	/* context-switch records */
 	int perf_fd;
-	u64 waits, kicks, yields;
+	u64 waits, kicks, yields, timeouts, lost_kicks;
 };
 
 Vcpu vcpus[UserPlatform::max_cpus];
@@ -68,8 +70,9 @@ bool UserPlatform::register_vcpu(u32 id)
 	Vcpu &v = vcpus[id];
 
 	self = id;
+	v.kick_pending = 0;
 	v.kick_seq = 0;
-	v.waits = v.kicks = v.yields = 0;
+	v.waits = v.kicks = v.yields = v.timeouts = v.lost_kicks = 0;
 	v.sched = nullptr;
 	v.perf_fd = open_switch_stream(static_cast<pid_t>(syscall(SYS_gettid)));
 	if (v.perf_fd >= 0) {
@@ -139,17 +142,41 @@ bool UserPlatform::vcpu_is_preempted(u32 cpu)
 void UserPlatform::wait(const u8 *ptr, u8 val)
 {
 	Vcpu &v = vcpus[self];
-	/* Acquire pairs with the kicker's fetch_add (release). */
-	u32 seq = __atomic_load_n(&v.kick_seq, __ATOMIC_ACQUIRE);
+	bool sticky = __atomic_load_n(&sticky_kicks, __ATOMIC_RELAXED);
+	u32 *word = sticky ? &v.kick_pending : &v.kick_seq;
 	u32 us = wait_bound_us;
 	struct timespec bound = { static_cast<time_t>(us / 1000000),
 				  static_cast<long>(us % 1000000) * 1000 };
+	u32 seen = 0;
 
+	/*
+	 * Sticky: a kick since our last wait ends this one, as a halt with
+	 * pv_unhalted set returns at once; we then sleep only while the flag
+	 * is clear. Otherwise sample the count: only kicks after this sample
+	 * end the sleep. Acquire pairs with the release in kick(): we see
+	 * what the kicker wrote before kicking.
+	 */
+	if (sticky) {
+		if (__atomic_exchange_n(word, 0U, __ATOMIC_ACQUIRE))
+			return;
+	} else {
+		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+	}
 	if (__atomic_load_n(ptr, __ATOMIC_ACQUIRE) != val)
 		return;
 	v.waits++;
-	/* Sleeps only while kick_seq == seq: a kick since the sample wins. */
-	futex(&v.kick_seq, FUTEX_WAIT_PRIVATE, seq, us ? &bound : nullptr);
+	long r = futex(word, FUTEX_WAIT_PRIVATE, seen, us ? &bound : nullptr);
+	bool timed_out = r && errno == ETIMEDOUT;
+	bool kicked = sticky ? __atomic_exchange_n(word, 0U, __ATOMIC_ACQUIRE) != 0 :
+			       __atomic_load_n(word, __ATOMIC_ACQUIRE) != seen;
+
+	/* At the bound: had the waker already changed the condition? */
+	if (timed_out && !kicked) {
+		if (__atomic_load_n(ptr, __ATOMIC_ACQUIRE) != val)
+			v.lost_kicks++;
+		else
+			v.timeouts++;
+	}
 }
 
 void UserPlatform::kick(u32 cpu)
@@ -157,7 +184,17 @@ void UserPlatform::kick(u32 cpu)
 	Vcpu &t = vcpus[cpu];
 
 	vcpus[self].kicks++;
-	__atomic_fetch_add(&t.kick_seq, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&sticky_kicks, __ATOMIC_RELAXED)) {
+		/*
+		 * Release: pairs with the acquire in wait(). A kick already
+		 * pending has its wake-up on the way, and the target sleeps
+		 * only while the flag is clear: no second wake-up.
+		 */
+		if (!__atomic_exchange_n(&t.kick_pending, 1U, __ATOMIC_RELEASE))
+			futex(&t.kick_pending, FUTEX_WAKE_PRIVATE, 1, nullptr);
+		return;
+	}
+	__atomic_fetch_add(&t.kick_seq, 1, __ATOMIC_RELEASE);
 	futex(&t.kick_seq, FUTEX_WAKE_PRIVATE, 1, nullptr);
 }
 
@@ -190,6 +227,8 @@ UserPlatform::Counters UserPlatform::counters()
 		c.waits += vcpus[i].waits;
 		c.kicks += vcpus[i].kicks;
 		c.yields += vcpus[i].yields;
+		c.timeouts += vcpus[i].timeouts;
+		c.lost_kicks += vcpus[i].lost_kicks;
 	}
 	return c;
 }
@@ -197,7 +236,8 @@ UserPlatform::Counters UserPlatform::counters()
 void UserPlatform::reset_counters()
 {
 	for (u32 i = 0; i < max_cpus; i++)
-		vcpus[i].waits = vcpus[i].kicks = vcpus[i].yields = 0;
+		vcpus[i].waits = vcpus[i].kicks = vcpus[i].yields = vcpus[i].timeouts =
+			vcpus[i].lost_kicks = 0;
 }
 
 } /* namespace pvlock */

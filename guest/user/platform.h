@@ -4,11 +4,15 @@
  * plays the host: with the threads confined to N cores, 2N..4N threads are a
  * real 2x..4x overcommit.
  *
- *   wait/kick       a per-vCPU futex word counting kicks: wait() samples it,
- *                   re-checks *ptr == val, then sleeps only if no kick came
- *                   since the sample (so a kick before the sleep is not lost,
- *                   as with the host's pending-kick flag), for at most
- *                   wait_bound_us, as the host bounds PVLOCK_OP_WAIT.
+ *   wait/kick       a per-vCPU pending-kick flag, the futex word: kick()
+ *                   sets it and wakes; wait() returns at once if it is set,
+ *                   re-checks *ptr == val, sleeps while it is clear, for at
+ *                   most wait_bound_us (as the host bounds PVLOCK_OP_WAIT),
+ *                   and clears it: KVM's pv_unhalted, which any halt of the
+ *                   vCPU consumes. With sticky_kicks off, the older model
+ *                   for tests: a kick counter sampled at wait() entry, so a
+ *                   kick that lands between the caller's state write and
+ *                   that sample is lost.
  *   preempted       from the scheduler itself: each vCPU thread has a
  *                   perf_event context-switch record stream; the last record
  *                   is "switched out while runnable" (PERF_RECORD_MISC_
@@ -62,9 +66,15 @@ struct UserPlatform : BuiltinAtomics {
 	static void hint_waiting_on(u32) {}
 	static void hint_holding(int) {}
 
-	/* Event counts, for the benchmark's report. */
+	/*
+	 * Event counts, for the benchmark's report. A wait that ends at its
+	 * bound is a lost kick if the condition no longer held by then (the
+	 * waker had changed *ptr, and its kick did not end the wait), else a
+	 * timeout.
+	 */
 	struct Counters {
 		u64 waits, kicks, yields;
+		u64 timeouts, lost_kicks;
 	};
 	static Counters counters();
 	static void reset_counters();
@@ -72,6 +82,9 @@ struct UserPlatform : BuiltinAtomics {
 	/* Bound of one wait() in microseconds; 0 = none (tests use 0, so
 	 * that a lost wake-up hangs and the test's watchdog sees it). */
 	static u32 wait_bound_us;
+	/* A kick before the halt is kept (the platform contract); tests turn
+	 * it off to run the algorithms on a host that drops it. */
+	static bool sticky_kicks;
 
 	static thread_local u32 self;
 	static u32 nr;

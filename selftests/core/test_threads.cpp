@@ -10,7 +10,9 @@
  *
  * Negative controls run in a child process (a hung cell leaves threads
  * behind): a lock whose test-and-set is not atomic must break the counter,
- * and a PV lock on a platform that drops kicks must hang.
+ * a PV lock on a platform that drops kicks must hang, and so must a queue
+ * head that halts on the owner byte (issue 17) on a platform whose kicks do
+ * not stick while the holder locks again at once.
  */
 #include "../../guest/user/thread_lab.h"
 #include "../../guest/core/broken.h"
@@ -55,9 +57,8 @@ CellConfig overcommit(u32 factor)
 	return c;
 }
 
-void check_lock(const LockOps &ops)
+void check_lock(const LockOps &ops, const CellConfig &cfg = overcommit(4))
 {
-	CellConfig cfg = overcommit(4);
 	CellResult r = run_cell(ops, cfg);
 
 	printf("#   %-14s %u threads on %u cores: %llu acquisitions, per thread %llu..%llu, "
@@ -65,6 +66,10 @@ void check_lock(const LockOps &ops)
 	       (unsigned long long)r.acquisitions, (unsigned long long)r.min_thread,
 	       (unsigned long long)r.max_thread, (unsigned long long)r.events.waits,
 	       (unsigned long long)r.events.kicks, (unsigned long long)r.events.yields);
+	if (r.events.timeouts || r.events.lost_kicks)
+		printf("#   %-14s waits ended at the bound: %llu timeouts, %llu lost kicks\n",
+		       ops.name, (unsigned long long)r.events.timeouts,
+		       (unsigned long long)r.events.lost_kicks);
 	EXPECT(!r.hung, "%s: a vCPU never returned (lost wake-up?)", ops.name);
 	EXPECT(!r.exclusion_broken, "%s: two holders at once", ops.name);
 	EXPECT(r.acquisitions > 0, "%s: no progress", ops.name);
@@ -88,12 +93,99 @@ struct UserNoKick : UserPlatform {
 	static void kick(u32) {}
 };
 
+/*
+ * Interrupts for threads: now and then a wait() first runs a "handler" that
+ * takes a lock of its own with the same algorithm, on the same thread,
+ * between the caller's last re-check and its halt. The handler's waits take
+ * a kick meant for the interrupted wait (sticky kicks), and its length
+ * leaves the holder time to unlock and lock again meanwhile.
+ */
+template <template <typename> class Algo>
+struct UserIrq : UserPlatform {
+	static inline thread_local bool in_irq;
+	static inline thread_local u32 rnd;
+	static inline LockWord irq_lock;
+
+	static void wait(const u8 *ptr, u8 val)
+	{
+		rnd = rnd * 1103515245 + 12345;
+		if (!in_irq && (rnd >> 16) % 4 == 0) {
+			in_irq = true;
+			Algo<UserIrq>::lock(&irq_lock);
+			for (int i = 0; i < 2000; i++)
+				relax();
+			Algo<UserIrq>::unlock(&irq_lock);
+			in_irq = false;
+		}
+		UserPlatform::wait(ptr, val);
+	}
+};
+
+template <typename P>
+using PvQueuedOf = PvQueued<P>;
+template <typename P>
+using PvTicketOf = PvTicket<P>;
+
+/* Unbounded waits, waiters that halt soon, and the kick model asked for. */
+struct HaltSoon {
+	Tunables saved = tunables;
+	bool sticky = UserPlatform::sticky_kicks;
+
+	explicit HaltSoon(bool sticky_kicks)
+	{
+		UserPlatform::wait_bound_us = 0;
+		UserPlatform::sticky_kicks = sticky_kicks;
+		tunables.spin_threshold = 64;
+		tunables.preempt_check_mask = 15;
+		tunables.steal_spins = 0;
+	}
+	~HaltSoon()
+	{
+		tunables = saved;
+		UserPlatform::sticky_kicks = sticky;
+	}
+};
+
+/*
+ * Issue 17's setting: long holds (heads halt), the holder locks again at
+ * once (it steals past a head that has not halted yet), 1x and 2x.
+ */
+CellConfig recurring_owner(u32 attempt)
+{
+	CellConfig cfg = overcommit(1 + attempt % 2);
+
+	cfg.watchdog_ms = 2000;
+	cfg.think_work = 0;
+	cfg.cs_work = 2000;
+	return cfg;
+}
+
 } /* namespace */
 
 TEST("threads: every lock keeps mutual exclusion and wakes every waiter at 4x")
 {
 	UserPlatform::wait_bound_us = 0;
 	for_each_user_lock([](const LockOps &ops) { check_lock(ops); });
+}
+
+TEST("threads: PV locks with nested waits, sticky and non-sticky kicks (issue 17)")
+{
+	const bool models[] = { true, false };
+
+	for (bool sticky : models) {
+		HaltSoon h(sticky);
+
+		printf("#   %s kicks, interrupts at wait():\n", sticky ? "sticky" : "non-sticky");
+		check_lock(lock_ops<PvQueued<UserIrq<PvQueuedOf>>>());
+		check_lock(lock_ops<PvTicket<UserIrq<PvTicketOf>>>());
+		printf("#   %s kicks, no interrupts:\n", sticky ? "sticky" : "non-sticky");
+		check_lock(lock_ops<PvQueued<UserPlatform>>());
+		check_lock(lock_ops<PvTicket<UserPlatform>>());
+		/* Where the old head wait hangs (the negative control below). */
+		for (u32 attempt = 0; attempt < 2; attempt++)
+			check_lock(lock_ops<PvQueued<UserIrq<PvQueuedOf>>>(),
+				   recurring_owner(attempt));
+	}
 }
 
 TEST("threads: preempted vCPUs are seen as preempted, running ones are not")
@@ -126,8 +218,10 @@ TEST("threads: preempted vCPUs are seen as preempted, running ones are not")
 	while (__atomic_load_n(&registered, __ATOMIC_ACQUIRE) < 2)
 		usleep(1000);
 	/* The sampler must not run on core 0 itself, or it preempts both. */
-	cpu_set_t others;
+	cpu_set_t others, mine;
 
+	/* Restored afterwards: ncores() of the later tests reads it. */
+	pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine);
 	CPU_ZERO(&others);
 	for (u32 c = 1; c < ncores(); c++)
 		CPU_SET(c, &others);
@@ -156,12 +250,7 @@ TEST("threads: preempted vCPUs are seen as preempted, running ones are not")
 			EXPECT(seen_preempted[i] > 0, "vCPU%d never seen preempted", i);
 			EXPECT(seen_running[i] > 0, "vCPU%d never seen running", i);
 		}
-		cpu_set_t all;
-
-		CPU_ZERO(&all);
-		for (u32 c = 0; c < ncores(); c++)
-			CPU_SET(c, &all);
-		pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+		pthread_setaffinity_np(pthread_self(), sizeof(mine), &mine);
 	}
 	__atomic_store_n(&stop, true, __ATOMIC_RELAXED);
 	for (int i = 0; i < 2; i++) {
@@ -206,6 +295,26 @@ TEST("negative: a PV lock on a platform that drops kicks hangs and is caught")
 	});
 
 	EXPECT(rc == 0, "the harness did not catch dropped kicks (rc %d)", rc);
+}
+
+TEST("negative: a queue head halting on the owner byte hangs (non-sticky kicks)")
+{
+	int rc = in_child([]() {
+		HaltSoon h(false);
+
+		for (u32 attempt = 0; attempt < 6; attempt++) {
+			CellResult r = run_cell(
+				lock_ops<PvQueuedOwnerWait<UserIrq<PvQueuedOwnerWait>>>(),
+				recurring_owner(attempt));
+
+			if (r.hung)
+				return 0;
+		}
+		return 1;
+	});
+
+	EXPECT(rc == 0, "the harness did not catch the head's wait on the owner byte (rc %d)",
+	       rc);
 }
 
 int main(int argc, char **argv)
