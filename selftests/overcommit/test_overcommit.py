@@ -101,6 +101,41 @@ def test_l1_sample(d):
        "l1-cells sample(): a partial sample or a vanished VM keeps the last complete one")
 
 
+def test_resume(d):
+    """A run directory with a manifest resumes (here: nothing left to run) and reports alone."""
+    run_dir = os.path.join(d, "resume")
+    opts = ["--configs", "upstream,pvlock", "--workloads", "lockbench,hackbench",
+            "--levels", "1,4", "--repeats", "1"]
+    ra = oc.parse_args(opts + ["--out", run_dir])
+    cells = oc.plan(ra)
+    att = os.path.join(run_dir, "boots", "boot-01", "attempt-1", "out")
+    os.makedirs(att)
+    os.makedirs(os.path.join(run_dir, "boots", "boot-02"))   # a boot that never started
+    for c in cells:
+        with open(os.path.join(att, "l2-%s.log" % c.id), "w") as f:
+            f.write("console\n")
+        with open(os.path.join(att, "cell-%s.txt" % c.id), "w") as f:
+            f.write(cell_text(c.config, level=c.level))
+    os.makedirs(os.path.join(run_dir, "kvm-modules"))
+    for snap in ("bzImage", "l2-initramfs.cpio.gz", "kvm-modules/kvm.ko",
+                 "kvm-modules/kvm-amd.ko"):
+        open(os.path.join(run_dir, snap), "w").close()
+    oc.write_manifest(ra, cells, run_dir)
+    p = subprocess.run([RUN] + opts + ["--out", run_dir], capture_output=True, text=True,
+                       timeout=120)
+    ok(p.returncode == 0 and "resuming" in p.stdout and "4 of 4 cells have a result" in p.stdout
+       and "l1-run" not in p.stdout and os.path.exists(os.path.join(run_dir, "results.csv")),
+       "a rerun into a finished run's directory resumes it: nothing to run, the report made")
+    p = subprocess.run([RUN, "--report-only", "--out", run_dir], capture_output=True, text=True,
+                       timeout=120)
+    ok(p.returncode == 0 and "cells: 4 with a result, 0 without" in p.stdout,
+       "--report-only DIR needs no other option (the plan is in manifest.json)")
+    p = subprocess.run([RUN] + opts + ["--repeats", "2", "--out", run_dir], capture_output=True,
+                       text=True, timeout=60)
+    ok(p.returncode == 2 and "planned otherwise (repeats: 1, not 2)" in p.stderr,
+       "a rerun with another plan into the same directory is refused, naming the difference")
+
+
 def main():
     a = Args()
     c, st = parse("pvlock", 4, cell_text("pvlock"))
@@ -222,6 +257,8 @@ def main():
         ok(p.returncode == 2 and ("not the pvlock one" in p.stderr or "/dev/kvm missing"
                                   in p.stderr) and "] $ " not in p.stdout,
            "host-kvm on a KVM without the handler: clear error, nothing started")
+
+        test_resume(d)
 
         csvp = os.path.join(d, "r.csv")
         with open(csvp, "w") as f:
