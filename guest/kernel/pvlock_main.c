@@ -11,9 +11,15 @@
  * and no spinlock is held. One line in the log says what was chosen and why,
  * printed at early_initcall time, once kvm_spinlock_init() has also made its
  * choice, so that the line describes what the kernel really runs.
+ *
+ * The shared areas are unregistered again whenever another kernel could
+ * take the vCPUs over: CPU offline, reboot/kexec/power-off, crash (see
+ * "reboot, kexec, kdump" below and docs/hypercalls.rst, "Lifecycle").
  */
 #define pr_fmt(fmt) "pvlock: " fmt
 
+#include <linux/atomic.h>
+#include <linux/cc_platform.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/init.h>
@@ -21,15 +27,19 @@
 #include <linux/kernel.h>
 #include <linux/kvm_para.h>
 #include <linux/percpu.h>
+#include <linux/reboot.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/static_call.h>
 #include <linux/string.h>
+#include <asm/coco.h>
 #include <asm/hypervisor.h>
 #include <asm/kvm_para.h>
 #include <asm/paravirt.h>
 #include <asm/pvlock.h>
+#include <asm/mem_encrypt.h>
 #include <asm/qspinlock.h>
+#include <asm/reboot.h>
 #include <asm/set_memory.h>
 
 #include "hypercall-abi/pvlock_abi.h"
@@ -39,14 +49,34 @@
 /* --- state shared with the C++ platform (pvlock_glue.h) ------------------ */
 
 DEFINE_PER_CPU_READ_MOSTLY(u32, pvlock_cpu_number);
-DEFINE_PER_CPU_ALIGNED(struct pvlock_vcpu_area, pvlock_vcpu_area);
+/*
+ * The host writes this area: in a confidential (SEV) guest it must be mapped
+ * decrypted, as steal time is, so it lives in the page-aligned decrypted
+ * per-CPU section and pvlock_areas_share() clears its C-bit.
+ */
+DEFINE_PER_CPU_DECRYPTED(struct pvlock_vcpu_area, pvlock_vcpu_area)
+	__aligned(PVLOCK_AREA_SIZE);
 u32 pvlock_nr_cpus __read_mostly = 1;
 u32 pvlock_apicid[NR_CPUS] __read_mostly;
 struct pvlock_vcpu_area *pvlock_area_of[NR_CPUS] __read_mostly;
 
 /* --- arch_spin_*() dispatch (asm/pvlock.h) -------------------------------- */
 
-DEFINE_STATIC_KEY_FALSE(pvlock_spin_key);
+/*
+ * Read-only after init: the key is switched once, by pvlock_spinlock_select()
+ * long before mark_rodata_ro(), and never again (a later switch would fault,
+ * and would be unsafe anyway: see asm/pvlock.h). jump_label_init_ro() seals
+ * it, so a module loading later gets its arch_spin_*() sites patched to the
+ * key's state without being linked to the key.
+ *
+ * EXPORT_SYMBOL, not _GPL, deliberately: every module that takes a spinlock
+ * inlines arch_spin_*() and so references this key (its jump entries) and the
+ * static-call trampolines (EXPORT_STATIC_CALL_TRAMP, also non-GPL). Upstream's
+ * inlined PV unlock reaches pv_ops the same way, and pv_ops is EXPORT_SYMBOL;
+ * a GPL-only export here would make a kernel with pvlock refuse non-GPL
+ * modules that load on any other kernel.
+ */
+DEFINE_STATIC_KEY_FALSE_RO(pvlock_spin_key);
 EXPORT_SYMBOL(pvlock_spin_key);
 
 /* The static-call targets while pvlock is off: upstream's queued spinlock. */
@@ -287,6 +317,13 @@ bool pvlock_k_yield(u32 cpu)
 
 /* --- per-CPU shared areas --------------------------------------------------- */
 
+/*
+ * Set once the system goes down (reboot, kexec, power-off, crash): from then
+ * on no CPU registers its area again, so none is left registered for the
+ * next kernel (a CPU coming online late would otherwise undo the shutdown).
+ */
+static bool pvlock_areas_closed;
+
 /* Registers this CPU's shared area; 0 or the host's error. */
 static long pvlock_area_register(void)
 {
@@ -296,10 +333,35 @@ static long pvlock_area_register(void)
 	a->wait_vcpu = PVLOCK_VCPU_ANY;
 	if (!pvlock_host || !(pvlock_features & PVLOCK_F_AREA))
 		return 0;
+	if (READ_ONCE(pvlock_areas_closed))
+		return 0;
 	ret = pvlock_hc(PVLOCK_OP_REGISTER, slow_virt_to_phys(a));
 	if (!ret)
 		WRITE_ONCE(pvlock_area_of[smp_processor_id()], a);
 	return ret;
+}
+
+/*
+ * Unregisters this CPU's shared area (REGISTER with GPA 0): the host stops
+ * writing it, and vcpu_is_preempted() reads false for this CPU from here on.
+ * Returns the host's answer (0: the area is off), or 1 if there was none.
+ *
+ * Called from the CPU-offline callback, from the reboot notifier's IPI and
+ * from the crash path, so it must work with interrupts off, in any context,
+ * any number of times: it takes no lock and never sleeps; xchg() makes
+ * "was registered" exact even if two paths race on this CPU. The hypercall
+ * is issued even when nothing was registered, since the host treats a second
+ * unregistration as a no-op.
+ */
+static long pvlock_area_unregister(void)
+{
+	bool was = xchg(&pvlock_area_of[smp_processor_id()], NULL);
+	long ret;
+
+	if (!pvlock_host || !(pvlock_features & PVLOCK_F_AREA))
+		return 1;
+	ret = pvlock_hc(PVLOCK_OP_REGISTER, 0);
+	return ret ? ret : !was;
 }
 
 /*
@@ -315,11 +377,10 @@ static int pvlock_cpu_online(unsigned int cpu)
 	return 0;
 }
 
+/* Runs on the CPU going down, which therefore needs nothing at reboot. */
 static int pvlock_cpu_offline(unsigned int cpu)
 {
-	WRITE_ONCE(pvlock_area_of[cpu], NULL);
-	if (pvlock_host && (pvlock_features & PVLOCK_F_AREA))
-		pvlock_hc(PVLOCK_OP_REGISTER, 0);
+	pvlock_area_unregister();
 	return 0;
 }
 
@@ -331,7 +392,121 @@ __visible bool __pvlock_vcpu_is_preempted(long cpu)
 
 	return a && (READ_ONCE(a->preempted) & PVLOCK_PREEMPTED);
 }
+
 PV_CALLEE_SAVE_REGS_THUNK(__pvlock_vcpu_is_preempted);
+
+/*
+ * A confidential guest's memory is encrypted: the host could only write
+ * ciphertext into the areas. On SEV the per-CPU copies are mapped decrypted
+ * (shared), every possible CPU's at once so that a CPU coming online later
+ * finds its copy ready, exactly when kvm.c does its own (before
+ * native_smp_prepare_boot_cpu()). Other platforms (TDX) would need the
+ * memory converted to shared at run time: refused, and pvlock stays off.
+ */
+static int __init pvlock_areas_share(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	if (!cc_platform_has(CC_ATTR_GUEST_MEM_ENCRYPT))
+		return 0;
+	if (cc_vendor != CC_VENDOR_AMD)
+		return -EOPNOTSUPP;
+	for_each_possible_cpu(cpu) {
+		ret = early_set_memory_decrypted((unsigned long)&per_cpu(pvlock_vcpu_area, cpu),
+						 sizeof(struct pvlock_vcpu_area));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* --- reboot, kexec, kdump ---------------------------------------------------- */
+
+/*
+ * The host writes a registered area until the vCPU unregisters it or is
+ * reset. A reboot through the VMM resets every vCPU, but kexec (and kdump)
+ * starts the next kernel on the same vCPUs without a reset: an area left
+ * registered would have the host write into memory the next kernel uses for
+ * something else. So every CPU unregisters its area on the way down, as
+ * arch/x86/kernel/kvm.c does for steal time, PV EOI and async PF:
+ *
+ * - reboot and kexec: a reboot notifier, the hook kvm.c uses;
+ *   kernel_kexec() runs the chain (SYS_RESTART) before it stops the other
+ *   CPUs. pvlock's own notifier rather than a call from kvm.c's, because
+ *   kvm.c acts only on SYS_RESTART: this one acts on halt and power-off too
+ *   (the VM ends anyway; it costs one hypercall per CPU and makes the path
+ *   observable on every test boot) and reports what it did in one line.
+ *   CPUs already offline unregistered in pvlock_cpu_offline();
+ *   pvlock_areas_closed keeps a CPU onlined later from registering again.
+ *
+ * - crash (kdump): machine_ops.crash_shutdown, which kvm.c also uses. pvlock
+ *   chains in front of whatever it found there (kvm_crash_shutdown() on
+ *   KVM), so the patch series need not touch kvm.c for it. It runs on the
+ *   crashing CPU with interrupts off while other CPUs may still hold any
+ *   lock: pvlock_area_unregister() takes none. The other CPUs are stopped
+ *   by NMI right after and cannot be asked to unregister; their areas are in
+ *   the crashed kernel's memory, which the capture kernel (running from the
+ *   crashkernel= reservation) never uses, so host writes there only touch
+ *   the dump, as for kvm.c's areas.
+ */
+static atomic_t pvlock_off_visited, pvlock_off_unregistered, pvlock_off_refused;
+
+static void pvlock_area_off_ipi(void *unused)
+{
+	long ret = pvlock_area_unregister();
+
+	atomic_inc(&pvlock_off_visited);
+	if (!ret)
+		atomic_inc(&pvlock_off_unregistered);
+	else if (ret < 0)
+		atomic_inc(&pvlock_off_refused);
+}
+
+static int pvlock_reboot_notify(struct notifier_block *nb, unsigned long code,
+				void *unused)
+{
+	const char *why = code == SYS_RESTART ? "restart/kexec" :
+			  code == SYS_POWER_OFF ? "power-off" : "halt";
+	unsigned int online;
+
+	cpus_read_lock();
+	WRITE_ONCE(pvlock_areas_closed, true);
+	on_each_cpu(pvlock_area_off_ipi, NULL, 1);
+	online = num_online_cpus();
+	cpus_read_unlock();
+
+	pr_info("%s: shared areas off on %d of %u online CPUs (%d unregistered, %d refused)\n",
+		why, atomic_read(&pvlock_off_visited) - atomic_read(&pvlock_off_refused),
+		online, atomic_read(&pvlock_off_unregistered),
+		atomic_read(&pvlock_off_refused));
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block pvlock_reboot_nb = {
+	.notifier_call = pvlock_reboot_notify,
+};
+
+#ifdef CONFIG_CRASH_DUMP
+static void (*pvlock_next_crash_shutdown)(struct pt_regs *regs) __ro_after_init;
+
+static void pvlock_crash_shutdown(struct pt_regs *regs)
+{
+	WRITE_ONCE(pvlock_areas_closed, true);
+	pvlock_area_unregister();
+	pvlock_next_crash_shutdown(regs);
+}
+#endif
+
+/* From an initcall: machine_ops is read-only once init is over. */
+static void __init pvlock_lifecycle_init(void)
+{
+	register_reboot_notifier(&pvlock_reboot_nb);
+#ifdef CONFIG_CRASH_DUMP
+	pvlock_next_crash_shutdown = machine_ops.crash_shutdown;
+	machine_ops.crash_shutdown = pvlock_crash_shutdown;
+#endif
+}
 
 /* --- the choice ------------------------------------------------------------ */
 
@@ -418,6 +593,23 @@ void __init pvlock_spinlock_select(void)
 		return;
 
 	/*
+	 * A confidential guest that cannot share the area in clear is told
+	 * apart from a host that refuses it, but ends the same way.
+	 */
+	if (pvlock_host && (pvlock_features & PVLOCK_F_AREA)) {
+		ret = pvlock_areas_share();
+		if (ret) {
+			pvlock_host = false;
+			snprintf(pvlock_reason_buf, sizeof(pvlock_reason_buf),
+				 "confidential guest cannot share the area with the host (%ld)",
+				 ret);
+			pvlock_reason = pvlock_reason_buf;
+			if (!pvlock_force)
+				return;
+		}
+	}
+
+	/*
 	 * A host that advertises the shared area and then refuses the boot
 	 * CPU's is not one to trust with every spinlock: fall back (a forced
 	 * algorithm runs on without host support instead).
@@ -493,9 +685,11 @@ static int __init pvlock_report(void)
 		pr_info("off: %s, using %s\n", pvlock_reason,
 			pvlock_upstream_choice());
 
-	if (a)
+	if (a) {
 		cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "x86/pvlock:online",
 					  pvlock_cpu_online, pvlock_cpu_offline);
+		pvlock_lifecycle_init();
+	}
 	return 0;
 }
 early_initcall(pvlock_report);
