@@ -2,11 +2,11 @@
 # QEMU TCG. See docs/guest-kernel.md.
 GUEST_SCRIPTS := $(TOP)/scripts/guest
 
-.PHONY: guest-kernel guest-initramfs guest-checkpatch guest-test guest-test-quick guest-boot
+.PHONY: guest-kernel guest-initramfs guest-checkpatch guest-exports guest-test guest-test-quick guest-boot
 
 # The style tier (seconds, after the kernel build) and the VM tier of `make test`:
 # every TCG boot case (cold build ~13 min + ~15 boots).
-TEST_TARGETS += guest-checkpatch guest-test
+TEST_TARGETS += guest-checkpatch guest-exports guest-test
 
 ## guest-kernel          build the pvlock guest bzImage (installs deps, unpacks, patches, ccache; incremental)
 guest-kernel:
@@ -25,6 +25,11 @@ guest-checkpatch: guest-kernel
 	$(call checkpatch-series,$(BUILD)/guest-linux,$(TOP)/guest/kernel/patches) && \
 	./scripts/checkpatch.pl -q --no-tree -f $(addprefix $(TOP)/guest/kernel/,$(GUEST_C_FILES)) && \
 	./scripts/checkpatch.pl -q --no-tree --ignore NEW_TYPEDEFS -f $(TOP)/guest/kernel/pvlock_glue.h
+
+## guest-exports         a module with a non-GPL licence that takes spinlocks still links
+##                       (pvlock_spin_key and the static-call trampolines are EXPORT_SYMBOL)
+guest-exports: guest-kernel
+	$(GUEST_SCRIPTS)/check-module-exports
 
 ## guest-test            boot the guest under TCG (1/2/4/8 vCPUs, bad params, forced algorithms, negative control)
 guest-test: guest-kernel
