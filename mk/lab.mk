@@ -27,3 +27,8 @@ lab-selftest: lab-deps
 ## lab-vm-checks         l1-run verdicts on real L1 boots: pass, fail, lab failure + retry, panic, wedge (~3 min)
 lab-vm-checks: lab-deps
 	$(TOP)/selftests/lab/vm-checks $(BUILD)/lab/vm-checks
+
+## fresh-root-check      slower tier, by hand: each no-VM tier alone in a fresh debootstrap'd Debian 12 root (do the install steps suffice?)
+.PHONY: fresh-root-check
+fresh-root-check:
+	$(TOP)/scripts/fresh-root-check $(TIERS)
