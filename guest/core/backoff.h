@@ -19,7 +19,9 @@
  * delay (Michel Lespinasse: the autotune must converge anyway).
  *
  * Lock word: the ticket word of ticket.h (head, tail, owner); no flags byte,
- * as nobody halts. PV: a waiter whose owner is preempted asks for a directed
+ * as nobody halts. The 8-bit tickets limit it to ticket_cpu_limit CPUs, as
+ * PvTicket (with 256 waiters the tail wraps onto the head and two CPUs
+ * hold the lock). PV: a waiter whose owner is preempted asks for a directed
  * yield to it (YieldPolicy) rather than backing off behind it.
  */
 #ifndef PVLOCK_CORE_BACKOFF_H
@@ -33,6 +35,10 @@ namespace pvlock {
 template <typename P>
 struct BackoffTicket : TicketWord<P> {
 	static_assert(check_platform<P>());
+
+	/* CPUs the lock serves (nr_cpu_ids <= cpu_limit): the 8-bit tickets. */
+	static constexpr u32 cpu_limit = ticket_cpu_limit;
+	static_assert(cpu_limit < (1U << ticket_bits), "8-bit tickets: 255 outstanding");
 
 	using Word = TicketWord<P>;
 	using Delays = LockHash<P, BackoffTicket>;

@@ -30,6 +30,7 @@ template <typename P, unsigned int window = 0>
 struct RacyTas {
 	/* The name the in-kernel benchmark and pvlock= know it by. */
 	static constexpr const char *name = "broken";
+	static constexpr u32 cpu_limit = cpu_limit_none;
 
 	static inline void lock(LockWord *l)
 	{

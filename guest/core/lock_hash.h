@@ -30,6 +30,24 @@ static inline u32 lock_hash(const LockWord *l)
 	return static_cast<u32>(((a >> 2) * 0x61c8864680b583ebULL) >> 32);
 }
 
+/*
+ * The same for a (lock, key) pair: the wait-node hash (wait_node.h) keys a
+ * ticket waiter by its ticket, so the waiters of one lock spread over the
+ * table instead of filling one probe window.
+ */
+static inline u32 lock_hash_key(const LockWord *l, u32 key)
+{
+	u64 a = static_cast<u64>(reinterpret_cast<uptr>(l)) >> 2;
+
+	return static_cast<u32>(((a + key * 0x9e3779b9ULL) * 0x61c8864680b583ebULL) >> 32);
+}
+
+/* Multiply-shift range reduction: a 32-bit hash to [0, n), for any n. */
+static inline u32 hash_range(u32 hash, u32 n)
+{
+	return static_cast<u32>((static_cast<u64>(hash) * n) >> 32);
+}
+
 static inline unsigned int lock_hash_slot(u32 hash)
 {
 	return hash >> (32 - lock_hash_bits);

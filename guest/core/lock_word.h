@@ -18,6 +18,10 @@
  *   value_unlocked(u32 v) -> bool  v (a copy of the word) is an unlocked lock;
  *                               used by lockref-style cmpxchg users
  *   name                        constexpr const char *, as in pvlock=<name>
+ *   cpu_limit                   constexpr u32: the lock serves CPU ids
+ *                               0 .. cpu_limit - 1 (the kernel refuses it
+ *                               when nr_cpu_ids > cpu_limit); cpu_limit_none
+ *                               if its encoding has no limit
  */
 #ifndef PVLOCK_CORE_LOCK_WORD_H
 #define PVLOCK_CORE_LOCK_WORD_H
@@ -31,6 +35,8 @@ struct alignas(4) LockWord {
 };
 
 static_assert(sizeof(LockWord) == 4, "the lock word is the kernel's u32");
+
+constexpr u32 cpu_limit_none = ~0U;
 
 /* Byte and half-word views of the word; the layout is little-endian. */
 static inline u8 *byte_of(LockWord *l, unsigned int i)

@@ -29,6 +29,12 @@
  * Every acquisition holds a ticket and every unlock serves one, so head
  * catches up with tail when the lock goes idle, whatever order the tickets
  * were served in.
+ *
+ * CPU limit: the owner byte decides who holds the lock, so exclusion holds
+ * for any number of CPUs; the tickets only order the timeouts, and a
+ * waiter reads its place as s8 (my - head). With more than 127 waiters a
+ * deep one reads a negative place, takes its turn as come and competes
+ * for every free lock: an unfair lock for them. cpu_limit says 127.
  */
 #ifndef PVLOCK_CORE_PREEMPT_TICKET_H
 #define PVLOCK_CORE_PREEMPT_TICKET_H
@@ -42,6 +48,10 @@ template <typename P>
 struct PreemptTicket {
 	static_assert(check_platform<P>());
 
+	/* CPUs the lock serves fairly (nr_cpu_ids <= cpu_limit): s8 places. */
+	static constexpr u32 cpu_limit = (1U << (ticket_bits - 1)) - 1;
+	static_assert(cpu_limit == 127, "a waiter's place is an s8");
+
 	using Handover = LockHash<P, PreemptTicket>;
 
 	static constexpr const char *name = "ptticket";
@@ -53,13 +63,15 @@ struct PreemptTicket {
 		u16 old = TicketWord<P>::take(l);
 		u8 my = static_cast<u8>(old >> 8);
 		u8 free = owner_none;
+		u8 code = owner_encode(P::this_cpu());
 
 		if (static_cast<u8>(old) != my ||
-		    !P::cmpxchg(byte_of(l, 2), &free, owner_encode(P::this_cpu()),
-				Order::acquire))
-			wait_turn(l, my, static_cast<u8>(old));
-		if constexpr (P::pv)
+		    !P::cmpxchg(byte_of(l, 2), &free, code, Order::acquire))
+			wait_turn(l, my, static_cast<u8>(old), code);
+		if constexpr (P::pv) {
+			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);
+		}
 	}
 
 	static inline bool trylock(LockWord *l)
@@ -69,12 +81,15 @@ struct PreemptTicket {
 		if (ticket_head(v) != ticket_tail(v) || ticket_owner(v) != owner_none)
 			return false;
 		u32 nv = (v + ticket_tail_inc) & 0xffffU;
+		u8 code = owner_encode(P::this_cpu());
 
-		nv |= static_cast<u32>(owner_encode(P::this_cpu())) << 16;
+		nv |= static_cast<u32>(code) << 16;
 		if (!P::cmpxchg(&l->val, &v, nv | (v & 0xff000000U), Order::acquire))
 			return false;
-		if constexpr (P::pv)
+		if constexpr (P::pv) {
+			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);
+		}
 		return true;
 	}
 
@@ -117,7 +132,7 @@ struct PreemptTicket {
 	}
 
 private:
-	static void wait_turn(LockWord *l, u8 my, u8 head0)
+	static void wait_turn(LockWord *l, u8 my, u8 head0, u8 code)
 	{
 		u64 start = P::clock();
 		u32 unit_ticks = unit(l);
@@ -134,14 +149,13 @@ private:
 			     P::clock() - start > static_cast<u64>(unit_ticks) * ahead)) {
 				u8 free = owner_none;
 
-				if (P::cmpxchg(byte_of(l, 2), &free,
-					       owner_encode(P::this_cpu()), Order::acquire))
+				if (P::cmpxchg(byte_of(l, 2), &free, code, Order::acquire))
 					break;
 			}
 			if (!YieldPolicy<P>::relax_and_check(&spins))
 				continue;
 			/* Deep in the queue: give the CPU away at once. */
-			YieldPolicy<P>::on_spin(owner_decode(owner),
+			YieldPolicy<P>::on_spin(OwnerHints<P>::owner_of(l, owner),
 						ahead > tunables.deep_waiter);
 		}
 		if constexpr (P::pv)

@@ -29,6 +29,15 @@
  *                         the current hold kicks it and clears this
  *   bytes 2-3  tail    (cpu + 1) << 2 | nesting level of the last waiter
  *
+ * Both bytes use the codes of yield_policy.h, where no CPU's code is
+ * q_head_halted. An owner whose id the byte cannot name (owner_unnamed)
+ * publishes it in OwnerHints, where a waiter that wants to yield to it
+ * looks. A head that cannot be named announces owner_unnamed and is taken
+ * for running: nobody steals past it, even when it is preempted (what
+ * upstream's pending bit does for every head; a hint for the head byte
+ * would only buy steals past preempted heads on CPUs >= owner_named_cpus).
+ * The tail names every CPU up to cpu_limit.
+ *
  * State legend (tail, head, owner), transitions:
  *
  *   fast lock:   (0, 0, 0)      -> (0, 0, me)         cmpxchg of the word
@@ -49,6 +58,13 @@
  * halted successor does not kick it (it would only spin on a held lock): the
  * holder marks it head_halted in its node and in the head byte, and the
  * holder's own unlock kicks it, as pv_kick_node() does.
+ *
+ * The unlock that clears the mark finds the head's node in the lock -> node
+ * table (wait_node.h), where the head, or the predecessor that handed it a
+ * halted node, put it before the mark: a bounded lookup for any number of
+ * CPUs, no scan of every CPU's nodes. Only heads are hashed (an entry lives
+ * until its node's put(), so a lock has one, two across a hand-over);
+ * queued waiters halt unhashed, as their predecessor knows them.
  *
  * Node state (wait_node.h), for the waiter on its node and the queue head:
  *
@@ -81,7 +97,7 @@ namespace pvlock {
 constexpr u32 q_owner_mask = 0xffU;
 constexpr u32 q_head_shift = 8;
 constexpr u32 q_head_mask = 0xffU << q_head_shift;
-constexpr u8 q_head_halted = 0xff;
+constexpr u8 q_head_halted = code_head_halted;
 constexpr u32 q_tail_shift = 16;
 constexpr u32 q_tail_mask = 0xffffU << q_tail_shift;
 
@@ -101,7 +117,15 @@ enum class QueuedDefect : u8 {
 template <typename P, QueuedDefect defect = QueuedDefect::none>
 struct PvQueued {
 	static_assert(check_platform<P>());
-	static_assert(P::max_cpus < (1U << 14) - 1, "tail: 14 bits of cpu + 1");
+
+	/*
+	 * CPUs the lock serves (ids 0 .. cpu_limit - 1): the tail holds cpu + 1
+	 * in its upper 14 bits. The kernel refuses the lock when nr_cpu_ids is
+	 * larger; a platform whose ids can be larger does not compile.
+	 */
+	static constexpr u32 cpu_limit = q_tail_mask >> (q_tail_shift + 2);
+	static_assert(cpu_limit == (1U << 14) - 1, "tail: 14 bits of cpu + 1");
+	static_assert(P::max_cpus <= cpu_limit, "tail: 14 bits of cpu + 1");
 
 	static constexpr const char *name =
 		defect != QueuedDefect::none ? "broken-pvqueued" :
@@ -109,14 +133,17 @@ struct PvQueued {
 
 	static inline void lock(LockWord *l)
 	{
-		u32 me = owner_encode(P::this_cpu());
+		u8 code = owner_encode(P::this_cpu());
+		u32 me = code;
 		u32 v = 0;
 
 		/* (0, 0, 0) -> (0, 0, me) */
 		if (!P::cmpxchg(&l->val, &v, me, Order::acquire))
 			lock_slow(l, me);
-		if constexpr (P::pv)
+		if constexpr (P::pv) {
+			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);
+		}
 	}
 
 	static inline bool trylock(LockWord *l)
@@ -126,11 +153,14 @@ struct PvQueued {
 		/* Only a lock nobody waits for: trylock must not jump a queue. */
 		if (v != 0)
 			return false;
-		if (!P::cmpxchg(&l->val, &v, static_cast<u32>(owner_encode(P::this_cpu())),
-				Order::acquire))
+		u8 code = owner_encode(P::this_cpu());
+
+		if (!P::cmpxchg(&l->val, &v, static_cast<u32>(code), Order::acquire))
 			return false;
-		if constexpr (P::pv)
+		if constexpr (P::pv) {
+			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);
+		}
 		return true;
 	}
 
@@ -148,7 +178,7 @@ struct PvQueued {
 			 * rarely retries. Full barrier: pairs with the head's
 			 * cmpxchg that marks it halted (halt_head()), and orders
 			 * our clearing of the mark before kick_head() reads the
-			 * head's node state.
+			 * wait-node table and the head's node state.
 			 */
 			u16 *low = half_of(l, 0);
 			u16 v = P::load(low, Order::relaxed);
@@ -209,9 +239,12 @@ private:
 
 		for (;;) {
 			u32 v = P::load(&l->val, Order::relaxed);
-			u32 head = owner_decode(q_head(v));
+			u8 head_code = q_head(v);
+			u32 head = owner_decode(head_code);
 
-			if (head != no_cpu && !P::vcpu_is_preempted(head))
+			/* An unnamed head counts as running (see the top). */
+			if (head_code == owner_unnamed ||
+			    (head != no_cpu && !P::vcpu_is_preempted(head)))
 				return false;
 			/* (*, h, 0) -> (*, h, me) */
 			if (!q_owner(v) && P::cmpxchg(&l->val, &v, v | me, Order::acquire))
@@ -221,7 +254,7 @@ private:
 			if (!YieldPolicy<P>::relax_and_check(&spins))
 				continue;
 
-			u32 owner = owner_decode(q_owner(v));
+			u32 owner = OwnerHints<P>::owner_of(l, q_owner(v));
 
 			if (YieldPolicy<P>::on_spin(owner, false))
 				continue;
@@ -347,7 +380,7 @@ private:
 			if (!YieldPolicy<P>::relax_and_check(&spins))
 				continue;
 
-			u32 owner = owner_decode(q_owner(v));
+			u32 owner = OwnerHints<P>::owner_of(l, q_owner(v));
 
 			/* A racing hand-over or unlock may have cleared our mark. */
 			if (tunables.lock_steal && q_head(v) != owner_encode(P::this_cpu()))
@@ -383,25 +416,31 @@ private:
 
 	/*
 	 * Halt until the unlock of the current hold kicks us. The pairing with
-	 * unlock(), on the lock word, then on our node's state:
+	 * unlock(), on the lock word, then on the table and our node's state:
 	 *
 	 *   halt_head()                          unlock() + kick_head()
-	 *     state = head_halted                  cmpxchg (*, halted, o) -> (*, 0, 0)
-	 *     cmpxchg (*, me, o) -> (*, halted, o)   [full barrier]
-	 *       [full barrier]                     find our node: head_halted?
+	 *     hash: table entry l -> our node      cmpxchg (*, halted, o) -> (*, 0, 0)
+	 *     state = head_halted                    [full barrier]
+	 *     cmpxchg (*, me, o) -> (*, halted, o) find(): entry -> our node,
+	 *       [full barrier]                       head_halted?
 	 *     wait(&state, head_halted)            cmpxchg state -> kicked
 	 *                                          kick(us)
 	 *
 	 * The two cmpxchgs of the word are ordered: if ours comes first, the
-	 * unlock sees the mark and, after its barrier, our head_halted state,
-	 * and moves it to kicked before kicking; our wait then sees kicked,
-	 * or halts first and is woken by the kick. If the unlock comes first,
+	 * unlock sees the mark and, after its barrier, our entry (it stays in
+	 * the table until our put(); the lookup reads the whole probe window)
+	 * and our head_halted state, and moves it to kicked before kicking;
+	 * our wait then sees kicked, or halts first and is woken by the kick.
+	 * No entry (the window is full, or pass_head() is hashing us right
+	 * now): we do not mark, we spin on, and try again at the next halt. If the unlock comes first,
 	 * our cmpxchg sees the owner gone and we do not halt. Only we and that
 	 * unlocker change our state, so neither a re-lock by the same owner nor
 	 * a nested wait that eats the kick can make it read head_halted again.
 	 */
 	static void halt_head(LockWord *l, WaitNode *node, u32 owner)
 	{
+		if (!WaitNodes<P>::hash(node))
+			return;
 		P::store(&node->state, static_cast<u8>(node_head_halted), Order::relaxed);
 
 		u16 *low = half_of(l, 0);
@@ -451,18 +490,29 @@ awake:
 			 * halted -> head_halted: the successor sleeps on (its
 			 * wait is for state != halted, so one that had not
 			 * halted yet returns and spins as head); our unlock
-			 * kicks it once the lock is free. The mark is stored
-			 * while we hold the lock, so that unlock sees it.
+			 * kicks it once the lock is free, and finds it in the
+			 * table, where we put it (as pv_kick_node() hashes a
+			 * halted successor for it). Entry and mark are stored
+			 * while we hold the lock, so that unlock sees both, in
+			 * our program order. If the table cannot take it (a
+			 * full window, or the successor, awake, hashing itself)
+			 * we kick it now: it spins as head, or halts on its own
+			 * entry.
 			 */
 			if (P::cmpxchg(&next->state, &st, static_cast<u8>(node_head_halted),
-				       Order::relaxed))
-				P::store(byte_of(l, 1), q_head_halted, Order::seq_cst);
+				       Order::relaxed)) {
+				if (WaitNodes<P>::hash(next))
+					P::store(byte_of(l, 1), q_head_halted, Order::seq_cst);
+				else
+					WaitNodes<P>::kick_node(next, node_head_halted);
+			}
 		}
 	}
 
 	/*
-	 * The unlock cleared a halted mark: head_halted -> kicked, and kick.
-	 * Its cmpxchg of the word is the barrier find_halted() needs.
+	 * The unlock cleared a halted mark: find the head in the table,
+	 * head_halted -> kicked, and kick. Its cmpxchg of the word is the
+	 * barrier find() needs.
 	 */
 	static void kick_head(LockWord *l)
 	{

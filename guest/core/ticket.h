@@ -23,14 +23,19 @@
  *            then, if s, kick the waiter whose ticket is h + 1.
  *   quiet:   (h, h, 1) -> (h, h, 0)           unlocker, queue empty (cmpxchg)
  *
- * 8-bit tickets allow 255 waiters; a CPU waits for a given lock at most once
- * (an IRQ-safe lock is taken with IRQs off), so max_cpus must stay below 256.
+ * 8-bit tickets tell apart 255 outstanding tickets (holder and waiters); a
+ * CPU holds or waits for a given lock at most once (an IRQ-safe lock is
+ * taken with IRQs off), so 255 CPUs is the limit: ticket_cpu_limit, which
+ * each ticket lock states as its cpu_limit. The lock compiles for any
+ * max_cpus; the kernel refuses it at boot when nr_cpu_ids > cpu_limit.
+ * (With 256 CPUs, 256 tickets taken at once make tail == head: free.)
  *
  * PV behaviour. A waiter spins tunables.spin_threshold times, checking the
  * owner every preempt_check_mask + 1 spins: if the owner is preempted it asks
  * for a directed yield to it (YieldPolicy). A waiter more than deep_waiter
  * tickets from the head, or one whose owner stays preempted, halts early.
- * To halt it publishes (lock, ticket) in a WaitNode, sets ticket_slow, and
+ * To halt it publishes (lock, ticket) in a WaitNode, hashes the node in the
+ * lock -> node table (wait_node.h), sets ticket_slow, and
  * re-checks the head (Dekker with the unlocker's full barrier, below); the
  * unlocker that sees ticket_slow kicks exactly the next ticket's CPU, if it
  * is halted. Kicks are only ever for the next ticket, as in the 2013 series.
@@ -63,6 +68,8 @@ namespace pvlock {
 
 constexpr u8 ticket_slow = 1U << 0;
 constexpr u16 ticket_tail_inc = 1U << 8;
+constexpr u32 ticket_bits = 8;
+constexpr u32 ticket_cpu_limit = (1U << ticket_bits) - 1;
 
 static inline u8 ticket_head(u32 v) { return static_cast<u8>(v); }
 static inline u8 ticket_tail(u32 v) { return static_cast<u8>(v >> 8); }
@@ -112,7 +119,7 @@ struct TicketWord {
 
 	static inline u32 load_owner(LockWord *l)
 	{
-		return owner_decode(P::load(byte_of(l, 2), Order::relaxed));
+		return OwnerHints<P>::owner_of(l, P::load(byte_of(l, 2), Order::relaxed));
 	}
 
 	/*
@@ -123,7 +130,10 @@ struct TicketWord {
 	static inline void acquired(LockWord *l)
 	{
 		if constexpr (P::pv) {
-			P::store(byte_of(l, 2), owner_encode(P::this_cpu()), Order::relaxed);
+			u8 code = owner_encode(P::this_cpu());
+
+			P::store(byte_of(l, 2), code, Order::relaxed);
+			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);
 		}
 	}
@@ -165,7 +175,10 @@ struct TicketWord {
 template <typename P>
 struct PvTicket : TicketWord<P> {
 	static_assert(check_platform<P>());
-	static_assert(P::max_cpus < 256, "8-bit tickets: at most 255 waiters");
+
+	/* CPUs the lock serves (nr_cpu_ids <= cpu_limit): the 8-bit tickets. */
+	static constexpr u32 cpu_limit = ticket_cpu_limit;
+	static_assert(cpu_limit < (1U << ticket_bits), "8-bit tickets: 255 outstanding");
 
 	static constexpr const char *name = P::pv ? "pvticket" : "ticket";
 
@@ -192,7 +205,7 @@ struct PvTicket : TicketWord<P> {
 			 * pairs with the one implied by its fetch_or.
 			 */
 			P::full_fence();
-			if (P::load(byte_of(l, 3), Order::relaxed) & ticket_slow)
+			if (P::load(byte_of(l, 3), Order::acquire) & ticket_slow)
 				unlock_slow(l, next);
 		}
 	}
@@ -238,17 +251,25 @@ private:
 
 	/*
 	 *   halt()                             unlock() + unlock_slow()
-	 *     state = halted                     head = my (store-release)
-	 *     fetch_or slow [full barrier]       full_fence()
-	 *     head != my: wait(&state, halted)   slow? find our node: halted?
+	 *     hash: entry (l, my) -> node        head = my (store-release)
+	 *     state = halted                     full_fence()
+	 *     fetch_or slow [full barrier]       slow? (acquire)
+	 *     head != my: wait(&state, halted)   find(l, my): entry -> node,
+	 *                                          halted?
 	 *                                        cmpxchg state -> kicked, kick
 	 *
-	 * Either we see head == my and do not halt, or the unlocker sees slow
-	 * and our halted state, and moves it to kicked before kicking: our
-	 * wait sees kicked, or halts first and is woken by the kick.
+	 * Either we see head == my and do not halt, or the unlocker sees slow,
+	 * our entry (it stays until our put(); the lookup reads its whole
+	 * window) and our halted state, and moves it to kicked before
+	 * kicking: our wait sees kicked, or halts first and is woken by the
+	 * kick. The entry is keyed by (lock, ticket), so the waiters of one
+	 * lock spread over the table. No entry (a full window): we do not
+	 * halt, we spin on and try again next time.
 	 */
 	static void halt(LockWord *l, WaitNode *node, u8 my, u32 owner)
 	{
+		if (!WaitNodes<P>::hash(node))
+			return;
 		P::store(&node->state, static_cast<u8>(node_halted), Order::relaxed);
 		/*
 		 * (h, t, 0) -> (h, t, 1). Full barrier: our node state and the

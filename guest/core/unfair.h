@@ -9,6 +9,9 @@
  * is why it is the choice only when the host gives no help.
  *
  * Lock word: byte 0 is the owner (owner_encode(cpu), 0 = free); the rest is 0.
+ * Any nonzero code holds the lock, owner_unnamed included, so the lock
+ * serves every CPU id (cpu_limit_none); an unnamed owner is found for the
+ * directed yield through OwnerHints.
  *   lock:    (0) -> (me)  cmpxchg, after reading 0 (test-and-test-and-set)
  *   unlock:  (me) -> (0)  store-release
  * A waiter backs off exponentially between reads (from min_delay, doubling to
@@ -30,21 +33,30 @@ struct UnfairTas {
 	static_assert(check_platform<P>());
 
 	static constexpr const char *name = "unfair";
+	static constexpr u32 cpu_limit = cpu_limit_none;
 
 	static inline void lock(LockWord *l)
 	{
-		if (!trylock_nohint(l))
-			lock_slow(l);
-		if constexpr (P::pv)
+		u8 code = owner_encode(P::this_cpu());
+
+		if (!trylock_nohint(l, code))
+			lock_slow(l, code);
+		if constexpr (P::pv) {
+			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);
+		}
 	}
 
 	static inline bool trylock(LockWord *l)
 	{
-		if (!trylock_nohint(l))
+		u8 code = owner_encode(P::this_cpu());
+
+		if (!trylock_nohint(l, code))
 			return false;
-		if constexpr (P::pv)
+		if constexpr (P::pv) {
+			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);
+		}
 		return true;
 	}
 
@@ -67,29 +79,29 @@ struct UnfairTas {
 	static constexpr bool value_unlocked(u32 v) { return (v & 0xff) == 0; }
 
 private:
-	static inline bool trylock_nohint(LockWord *l)
+	static inline bool trylock_nohint(LockWord *l, u8 code)
 	{
 		u8 *owner = byte_of(l, 0);
 		u8 free = owner_none;
 
 		return P::load(owner, Order::relaxed) == owner_none &&
-		       P::cmpxchg(owner, &free, owner_encode(P::this_cpu()),
-				  Order::acquire);
+		       P::cmpxchg(owner, &free, code, Order::acquire);
 	}
 
-	static void lock_slow(LockWord *l)
+	static void lock_slow(LockWord *l, u8 code)
 	{
 		u32 delay = tunables.min_delay;
 
 		for (;;) {
 			for (u32 i = delay; i; i--)
 				P::relax();
-			if (trylock_nohint(l))
+			if (trylock_nohint(l, code))
 				return;
 			if (delay < tunables.max_delay / 2)
 				delay *= 2;
 			if constexpr (P::pv) {
-				u32 owner = owner_decode(P::load(byte_of(l, 0), Order::relaxed));
+				u32 owner = OwnerHints<P>::owner_of(
+					l, P::load(byte_of(l, 0), Order::relaxed));
 
 				if (YieldPolicy<P>::owner_preempted(owner) &&
 				    YieldPolicy<P>::on_spin(owner, false))

@@ -25,15 +25,15 @@
  * taken by an interrupt handler's own wait on this CPU, still leaves the
  * waiter a state it will not halt on.
  *
- * An unlocker that sees the lock's slow flag looks up the node to kick with
- * find_halted(): a scan of nr_cpus() * max_nesting nodes. It runs only after
- * a waiter halted, i.e. after a VM exit that costs far more than the scan;
- * upstream pvqspinlock keeps a lock -> node hash table instead, which is
- * worth it with hundreds of vCPUs and not with the handful this lab runs.
+ * An unlocker that sees the lock's slow flag finds the node to kick in a
+ * lock -> node hash table (WaitHash below), as pvqspinlock's pv_hash() does,
+ * in a bounded number of probes whatever the number of CPUs; it used to scan
+ * nr_cpus() * max_nesting nodes (find_by_scan(), kept as the tests' oracle).
  */
 #ifndef PVLOCK_CORE_WAIT_NODE_H
 #define PVLOCK_CORE_WAIT_NODE_H
 
+#include "lock_hash.h"
 #include "lock_word.h"
 #include "platform.h"
 
@@ -48,6 +48,52 @@ enum NodeState : u8 {
 
 constexpr unsigned int max_nesting = 4;
 
+/*
+ * WaitNode::hashed: none -> busy -> in (or back to none: window full),
+ * by whoever hashes the node (its CPU, or pvqueued's pass_head() for a
+ * halted successor); in -> none by the node's CPU alone, in put().
+ */
+enum HashState : u8 {
+	hash_none = 0,
+	hash_busy = 1,		/* being inserted; the inserter decides */
+	hash_in = 2,		/* in the table until put() */
+};
+
+/*
+ * The lock -> node table. Entries are 64-bit: (key << 32) | (node id + 1),
+ * 0 = free, where key = lock_hash_key(lock, tag) | 1 (never 0) and the node
+ * id is cpu * max_nesting + level. Eight entries per cache line, one line
+ * per possible CPU (P::percpu<WaitHashLine>(i), i < P::max_cpus: a static
+ * array in the kernel, sized from NR_CPUS, never the heap), so the table has
+ * 8 * max_cpus entries for at most max_nesting (4) * nr_cpus nodes in use:
+ * at most half full, as pvqspinlock's (4 entries per line, >= 4 * possible
+ * CPUs entries, one per blocked lock).
+ *
+ * A key probes a window of wait_hash_window lines from its home line
+ * (hash_range() of the key). An insert takes the first free entry of the
+ * window (cmpxchg 0 -> entry); a lookup reads the whole window, free
+ * entries included, so it never stops early: a node inserted anywhere in
+ * its window is found by every lookup that sees the insert. Entries never
+ * move, and only the node's own CPU removes its entry (put()), when its wait
+ * on that lock is over. Cost: 16 loads, for 2 or for 8192 CPUs.
+ *
+ * Full window (16 entries taken by nodes of colliding locks, at most half
+ * of the table in use): the insert fails and the caller does not halt (it
+ * keeps spinning and tries again at its next halt), or, for pass_head(),
+ * kicks at once. A waiter that is not in the table never halts where only
+ * a lookup could wake it, so a full table costs spinning, never a wake-up.
+ */
+constexpr unsigned int wait_hash_per_line = 8;
+constexpr unsigned int wait_hash_window = 2;
+
+struct alignas(64) WaitHashLine {
+	u64 entry[wait_hash_per_line];
+};
+
+static_assert(sizeof(WaitHashLine) == 64, "one cache line per table line");
+static_assert(wait_hash_per_line >= 2 * max_nesting,
+	      "the table holds twice the nodes that can be in use");
+
 struct alignas(64) WaitNode {
 	WaitNode *next;		/* MCS successor (queued lock only) */
 	const LockWord *lock;	/* the lock this CPU waits for */
@@ -55,6 +101,7 @@ struct alignas(64) WaitNode {
 	u32 cpu;
 	u8 locked;		/* MCS: the predecessor made this node the head */
 	u8 state;		/* enum NodeState */
+	u8 hashed;		/* enum HashState: in the lock -> node table? */
 };
 
 struct PerCpuWaitNodes {
@@ -91,6 +138,7 @@ struct WaitNodes {
 		P::store(&n->tag, tag, Order::relaxed);
 		P::store(&n->locked, static_cast<u8>(0), Order::relaxed);
 		P::store(&n->state, static_cast<u8>(node_running), Order::relaxed);
+		P::store(&n->hashed, static_cast<u8>(hash_none), Order::relaxed);
 		P::store(&n->cpu, cpu, Order::relaxed);
 		return n;
 	}
@@ -100,7 +148,13 @@ struct WaitNodes {
 		u32 cpu = P::load(&n->cpu, Order::relaxed);
 		PerCpuWaitNodes &pc = P::template percpu<PerCpuWaitNodes>(cpu);
 
-		/* A stale lock pointer must not match a later find_halted(). */
+		/*
+		 * Acquire: pairs with the release in hash(), which pass_head()
+		 * may have run for us on another CPU before its unlock.
+		 */
+		if (P::load(&n->hashed, Order::acquire) == hash_in)
+			unhash(n);
+		/* A stale lock pointer must not match a later find(). */
 		P::store(&n->lock, static_cast<const LockWord *>(nullptr),
 			 Order::relaxed);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -113,13 +167,130 @@ struct WaitNodes {
 		return &P::template percpu<PerCpuWaitNodes>(cpu).node[idx];
 	}
 
+	static inline u32 id_of(const WaitNode *n)
+	{
+		u32 cpu = P::load(&n->cpu, Order::relaxed);
+
+		return cpu * max_nesting + static_cast<u32>(n - at(cpu, 0));
+	}
+
+	static inline u32 key_of(const LockWord *lock, u32 tag)
+	{
+		return lock_hash_key(lock, tag) | 1;
+	}
+
+	/* Line i of key's probe window. */
+	static inline WaitHashLine &window(u32 key, unsigned int i)
+	{
+		u32 line = hash_range(key, P::max_cpus) + i;
+
+		if (line >= P::max_cpus)
+			line -= P::max_cpus;
+		return P::template percpu<WaitHashLine>(line);
+	}
+
 	/*
-	 * The node in state want that waits on lock with tag, or nullptr.
-	 * Called by an unlocker after a full barrier that pairs with the one
-	 * the waiter executes between setting its state and re-checking the
-	 * lock (Dekker: one of the two sees the other's store).
+	 * Put n (its lock and tag are set) in the table, once per wait; true
+	 * if it is there, now or already. False when the window is full, or
+	 * when someone else is inserting n right now (pass_head() for a node
+	 * that is also hashing itself): the caller must then not halt, or not
+	 * rely on the table to wake n.
+	 *
+	 * The entry is written before the caller's state store and its full
+	 * barrier, which is what a lookup after the unlocker's full barrier
+	 * pairs with (find()).
 	 */
-	static WaitNode *find_halted(const LockWord *lock, u32 tag, u8 want)
+	static bool hash(WaitNode *n)
+	{
+		u8 h = hash_none;
+
+		if (!P::cmpxchg(&n->hashed, &h, static_cast<u8>(hash_busy), Order::acquire))
+			return h == hash_in;
+
+		u32 key = key_of(P::load(&n->lock, Order::relaxed),
+				 P::load(&n->tag, Order::relaxed));
+		u64 e = static_cast<u64>(key) << 32 | (id_of(n) + 1);
+
+		for (unsigned int i = 0; i < wait_hash_window; i++) {
+			WaitHashLine &line = window(key, i);
+
+			for (unsigned int j = 0; j < wait_hash_per_line; j++) {
+				u64 free = 0;
+
+				if (!P::load(&line.entry[j], Order::relaxed) &&
+				    P::cmpxchg(&line.entry[j], &free, e, Order::relaxed)) {
+					/* Release: put() on n's CPU sees the entry. */
+					P::store(&n->hashed, static_cast<u8>(hash_in),
+						 Order::release);
+					return true;
+				}
+			}
+		}
+		P::store(&n->hashed, static_cast<u8>(hash_none), Order::release);
+		return false;
+	}
+
+	/* Take n's entry out of the table (n's CPU, its wait is over). */
+	static void unhash(WaitNode *n)
+	{
+		u32 key = key_of(P::load(&n->lock, Order::relaxed),
+				 P::load(&n->tag, Order::relaxed));
+		u64 e = static_cast<u64>(key) << 32 | (id_of(n) + 1);
+
+		for (unsigned int i = 0; i < wait_hash_window; i++) {
+			WaitHashLine &line = window(key, i);
+
+			for (unsigned int j = 0; j < wait_hash_per_line; j++) {
+				if (P::load(&line.entry[j], Order::relaxed) == e) {
+					P::store(&line.entry[j], static_cast<u64>(0),
+						 Order::relaxed);
+					return;
+				}
+			}
+		}
+	}
+
+	/*
+	 * The node in state want that waits on lock with tag, or nullptr: at
+	 * most wait_hash_window * wait_hash_per_line probes. Called by an
+	 * unlocker after a full barrier that pairs with the one the waiter
+	 * executes after hashing itself and setting its state, and before it
+	 * re-checks the lock (Dekker: one of the two sees the other's stores;
+	 * if the waiter misses the unlock, we see its entry and its state).
+	 * An entry may name a node that was put() and taken again since: the
+	 * lock, tag and state checks below reject it unless it waits on this
+	 * lock in state want again, which kick_halted() tolerates.
+	 */
+	static WaitNode *find(const LockWord *lock, u32 tag, u8 want)
+	{
+		u32 key = key_of(lock, tag);
+
+		for (unsigned int i = 0; i < wait_hash_window; i++) {
+			WaitHashLine &line = window(key, i);
+
+			for (unsigned int j = 0; j < wait_hash_per_line; j++) {
+				u64 e = P::load(&line.entry[j], Order::relaxed);
+
+				if (static_cast<u32>(e >> 32) != key)
+					continue;
+				u32 id = static_cast<u32>(e) - 1;
+				WaitNode *w = at(id / max_nesting, id % max_nesting);
+
+				if (P::load(&w->lock, Order::relaxed) == lock &&
+				    P::load(&w->tag, Order::relaxed) == tag &&
+				    P::load(&w->state, Order::relaxed) == want)
+					return w;
+			}
+		}
+		return nullptr;
+	}
+
+	/*
+	 * What find() replaces, an O(nr_cpus() * max_nesting) scan of every
+	 * node; no lock calls it. The tests' oracle (the table must find what
+	 * the scan finds) and the "before" column of the lookup benchmark.
+	 */
+	static WaitNode *find_by_scan(const LockWord *lock, u32 tag, u8 want)
 	{
 		u32 n = P::nr_cpus();
 
@@ -139,13 +310,12 @@ struct WaitNodes {
 	}
 
 	/*
-	 * Wake the waiter on lock with tag whose node is in state want, if
-	 * any: want -> kicked, then kick its CPU. Same caller's barrier as
-	 * find_halted().
+	 * Wake w if it is still in state want: want -> kicked, then kick its
+	 * CPU.
 	 *
-	 *   waiter (wait(&state, want))        kick_halted()
+	 *   waiter (wait(&state, want))        kick_node()
 	 *     [it stored want, fenced,           [the caller changed the lock,
-	 *      found the lock unchanged]          fenced, saw the slow mark]
+	 *      found the lock unchanged]          fenced, found the node]
 	 *     nested wait eats a pending kick    cmpxchg state want -> kicked
 	 *     wait(): state != want: returns     kick(cpu)
 	 *
@@ -154,18 +324,28 @@ struct WaitNodes {
 	 * wait starts later sees it as well, and one that halted before the
 	 * cmpxchg is woken by the kick. The cmpxchg fails if the waiter left
 	 * want meanwhile: it is running and re-checks the lock itself. It may
-	 * hit a node that was put() and taken again since the scan, in state
+	 * hit a node that was put() and taken again since the lookup, in state
 	 * want for another wait: that waiter then returns early and re-checks
 	 * (the contract of wait()), nothing worse.
 	 */
-	static void kick_halted(const LockWord *lock, u32 tag, u8 want)
+	static void kick_node(WaitNode *w, u8 want)
 	{
-		WaitNode *w = find_halted(lock, tag, want);
 		u8 st = want;
 
-		if (w && P::cmpxchg(&w->state, &st, static_cast<u8>(node_kicked),
-				    Order::relaxed))
+		if (P::cmpxchg(&w->state, &st, static_cast<u8>(node_kicked), Order::relaxed))
 			P::kick(P::load(&w->cpu, Order::relaxed));
+	}
+
+	/*
+	 * Wake the waiter on lock with tag whose node is in state want, if
+	 * any (find(), then kick_node()). Same caller's barrier as find().
+	 */
+	static void kick_halted(const LockWord *lock, u32 tag, u8 want)
+	{
+		WaitNode *w = find(lock, tag, want);
+
+		if (w)
+			kick_node(w, want);
 	}
 };
 

@@ -50,7 +50,7 @@ constexpr pvlock_algo entry(bool pv, bool bench_only)
 		A::name, pv, bench_only,
 		&Entry<A>::lock, &Entry<A>::trylock, &Entry<A>::unlock,
 		&Entry<A>::is_locked, &Entry<A>::is_contended,
-		&Entry<A>::value_unlocked,
+		&Entry<A>::value_unlocked, A::cpu_limit,
 	};
 }
 

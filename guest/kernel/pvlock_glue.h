@@ -36,6 +36,12 @@ struct pvlock_algo {
 	bool (*is_locked)(pvlock_word_t *l);
 	bool (*is_contended)(pvlock_word_t *l);
 	bool (*value_unlocked)(pvlock_u32 val);
+	/*
+	 * The lock serves CPU ids 0 .. cpu_limit - 1; ~0U: no limit. The C
+	 * layer must not choose it when nr_cpu_ids > cpu_limit (8-bit
+	 * tickets: 255; ptticket: 127; pvqueued: 16383, its 14-bit tail).
+	 */
+	pvlock_u32 cpu_limit;
 };
 
 /* Provided by the C++ object. */

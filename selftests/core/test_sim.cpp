@@ -20,6 +20,11 @@
  * its halt, and the handler takes a lock of its own (never one the task
  * context takes), so its waits eat kicks meant for the interrupted wait.
  *
+ * CPU ids (issue 17, "every CPU id"): SimIds runs the same fibers as CPUs
+ * base + stride * i of a platform with thousands of ids, so owners and
+ * heads the lock word cannot name (ids >= owner_named_cpus) are exercised,
+ * with a count of directed yields that reach the vCPU holding the lock.
+ *
  * A failure prints its seed; `test_sim <case> <seed>` replays just that seed.
  */
 #include "../../guest/core/algorithms.h"
@@ -28,6 +33,7 @@
 #include "harness.h"
 
 #include <stdlib.h>
+#include <type_traits>
 
 using namespace pvlock;
 
@@ -66,6 +72,7 @@ struct RunState {
 	LockWord irq_lock;		/* taken only by interrupt handlers */
 	int irq_in_cs;
 	u32 irq_acq;
+	u32 holder;			/* vCPU + 1 in a critical section, 0: none */
 	const Params *p;
 } rs;
 
@@ -97,6 +104,7 @@ void body(u32 vcpu, void *)
 				rs.max_overtakes = overtakes;
 		}
 		rs.waiting[vcpu] = false;
+		rs.holder = vcpu + 1;
 		if (rs.in_cs[k]++)
 			rs.violations++;
 		for (u32 s = 0; s < p.cs_steps; s++)
@@ -105,6 +113,7 @@ void body(u32 vcpu, void *)
 			rs.violations++;
 		rs.in_cs[k]--;
 		rs.total_acq++;
+		rs.holder = 0;
 		A::unlock(l);
 		for (u32 s = 0; s < p.think_steps; s++)
 			SimPlatform::relax();
@@ -237,6 +246,80 @@ Params overcommit(u32 bound)
 struct SimNoKick : SimPlatform {
 	static void kick(u32) {}
 };
+
+/* Directed yields SimIds saw, by whether they named the holder's CPU. */
+struct YieldCount {
+	u64 to_holder, to_other, bad_kicks;
+} ycount;
+
+/*
+ * The simulator's vCPU i as CPU base + stride * i on a platform of maxc
+ * ids, whose per-CPU tables are maxc long: odd and large ids (a guest with
+ * thousands of possible CPUs of which a dozen run). Hooks that take a CPU
+ * map it back; an id that names no vCPU is a hint gone stale (yield: the
+ * host refuses) or a bug (kick: counted, must stay 0).
+ */
+template <u32 base, u32 stride, u32 maxc>
+struct SimIds : SimPlatform {
+	static constexpr u32 max_cpus = maxc;
+	static_assert(base + stride * (SimPlatform::max_cpus - 1) < maxc, "ids fit");
+
+	static u32 id_of(u32 vcpu) { return base + stride * vcpu; }
+
+	static u32 vcpu_of(u32 cpu)
+	{
+		if (cpu < base || (cpu - base) % stride || (cpu - base) / stride >= sim::nr_vcpus())
+			return ~0U;
+		return (cpu - base) / stride;
+	}
+
+	static u32 this_cpu() { return id_of(sim::current()); }
+	static u32 nr_cpus() { return id_of(sim::nr_vcpus() - 1) + 1; }
+
+	template <typename T>
+	static T &percpu(u32 cpu)
+	{
+		static T storage[max_cpus];
+		static bool registered =
+			(sim::register_percpu(storage, sizeof(storage)), true);
+
+		(void)registered;
+		return storage[cpu];
+	}
+
+	static void kick(u32 cpu)
+	{
+		u32 v = vcpu_of(cpu);
+
+		if (v == ~0U)
+			ycount.bad_kicks++;
+		else
+			sim::kick(v);
+	}
+
+	static bool vcpu_is_preempted(u32 cpu)
+	{
+		u32 v = vcpu_of(cpu);
+
+		return v != ~0U && sim::preempted(v);
+	}
+
+	static bool yield_to(u32 cpu)
+	{
+		u32 v = vcpu_of(cpu);
+
+		if (v != ~0U && v + 1 == rs.holder)
+			ycount.to_holder++;
+		else
+			ycount.to_other++;
+		return v != ~0U && sim::yield_to(v);
+	}
+};
+
+/* Straddling the codes: 250..252 named, 253.. not (the old CPU 254 = halted). */
+using SimStraddle = SimIds<250, 1, 8192>;
+/* Large and sparse: 1000, 1617, ... 10255, on 16000 possible CPUs. */
+using SimLarge = SimIds<1000, 617, 16000>;
 
 } /* namespace */
 
@@ -474,6 +557,241 @@ TEST("negative: the unfair lock fails the FIFO bound")
 
 	p.doorway_at_entry = true;
 	expect_caught<UnfairTas<SimPlatform>>(p, "unfairness");
+}
+
+TEST("ids: every id's code decodes back or reads 'cannot name', never 'halted'")
+{
+	u32 bad = 0, named = 0;
+
+	for (u32 id = 0; id < (1U << 20); id++) {
+		u8 c = owner_encode(id);
+		u32 back = owner_decode(c);
+		bool ok = c != owner_none && c != q_head_halted && c != code_head_halted &&
+			  (back == id || (c == owner_unnamed && back == no_cpu &&
+					  id >= owner_named_cpus));
+
+		named += back == id;
+		if (!ok && bad++ < 3)
+			printf("#   id %u: code 0x%02x decodes to %d\n", id, c, (int)back);
+	}
+	printf("#   %u ids named, the rest 'cannot name'\n", named);
+	EXPECT(bad == 0, "%u ids with a code that is not theirs or is reserved", bad);
+	EXPECT(named == owner_named_cpus, "named %u ids", named);
+	EXPECT(owner_decode(q_head_halted) == no_cpu, "head halted decodes to a CPU");
+	EXPECT(PvQueued<SimLarge>::cpu_limit == (1U << 14) - 1, "pvqueued limit");
+	EXPECT(PvTicket<SimLarge>::cpu_limit == 255 && BackoffTicket<SimLarge>::cpu_limit == 255 &&
+	       PreemptTicket<SimLarge>::cpu_limit == 127 &&
+	       UnfairTas<SimLarge>::cpu_limit == cpu_limit_none, "ticket limits");
+}
+
+namespace {
+
+/* One CPU at a time, any id: for the table tests outside a run. */
+struct SimOneId : SimIds<0, 1, 16000> {
+	static inline u32 id;
+	static u32 this_cpu() { return id; }
+	static u32 nr_cpus() { return 16000; }
+};
+
+} /* namespace */
+
+TEST("ids: an unnamed owner's hint names it, a colliding lock's does not")
+{
+	static LockWord locks[2];
+	u32 bad = 0;
+
+	for (u32 id = owner_named_cpus; id < 16000; id += 7) {
+		SimOneId::id = id;
+		OwnerHints<SimOneId>::acquired(&locks[0], owner_encode(id));
+		if (OwnerHints<SimOneId>::owner_of(&locks[0], owner_encode(id)) != id)
+			bad++;
+	}
+	EXPECT(bad == 0, "%u unnamed owners not found through the hint", bad);
+	EXPECT(OwnerHints<SimOneId>::owner_of(&locks[0], owner_encode(5)) == 5,
+	       "a named owner is its code");
+	EXPECT(!OwnerHints<SimPlatform>::needed && OwnerHints<SimOneId>::needed,
+	       "hints compiled in only where ids can be unnamed");
+}
+
+TEST("wait-node table: finds what the scan finds, every node of 16000 CPUs in use (half full)")
+{
+	using WN = WaitNodes<SimOneId>;
+	constexpr u32 ncpus = SimOneId::max_cpus;
+	static LockWord locks[997];
+	static WaitNode *nodes[ncpus][max_nesting];
+	u32 mismatches = 0, hashed = 0, n = 0;
+
+	/* Every CPU waits on 4 locks, nested: the most the table ever holds. */
+	for (u32 k = 0; k < ncpus; k++) {
+		SimOneId::id = k;
+		for (u32 lvl = 0; lvl < max_nesting; lvl++) {
+			WaitNode *w = WN::get(&locks[(k * 5 + lvl) % 997], k % 251);
+
+			nodes[k][lvl] = w;
+			w->state = lvl % 2 ? node_halted : node_head_halted;
+			hashed += WN::hash(w);
+			n++;
+		}
+	}
+	printf("#   %u of %u nodes hashed (the others: full windows)\n", hashed, n);
+	for (u32 k = 0; k < ncpus; k++) {
+		for (u32 lvl = 0; lvl < max_nesting; lvl++) {
+			WaitNode *w = nodes[k][lvl];
+
+			if (w->hashed != hash_in)
+				continue;
+			WaitNode *f = WN::find(w->lock, w->tag, w->state);
+			WaitNode *o = WN::find_by_scan(w->lock, w->tag, w->state);
+
+			/* Same lock, tag and state: either node will do. */
+			if (!f || !o || f->lock != o->lock || f->tag != o->tag ||
+			    f->state != o->state || f->lock != w->lock)
+				mismatches++;
+		}
+	}
+	EXPECT(mismatches == 0, "%u hashed nodes the table did not find", mismatches);
+	EXPECT(hashed >= n * 99 / 100, "only %u of %u hashed at half load", hashed, n);
+	EXPECT(!WN::find(&locks[0], 300, node_halted) && !WN::find_by_scan(&locks[0], 300, node_halted),
+	       "a tag nobody waits with");
+	/* Taken out again, innermost first as put() requires. */
+	for (u32 k = 0; k < ncpus; k++) {
+		SimOneId::id = k;
+		for (u32 lvl = max_nesting; lvl-- > 0;)
+			WN::put(nodes[k][lvl]);
+	}
+	u32 left = 0;
+
+	for (u32 line = 0; line < SimOneId::max_cpus; line++)
+		for (u64 e : SimOneId::percpu<WaitHashLine>(line).entry)
+			left += e != 0;
+	EXPECT(left == 0, "%u entries left after every put()", left);
+}
+
+TEST("sim: CPU ids 250..261 (named and unnamed owners and heads), every algorithm")
+{
+	Params p = overcommit(0);
+
+	ycount = YieldCount{};
+	for_each_algorithm<SimStraddle>(CorrectWith{ p });
+	p.irq_permille = 20;
+	expect_correct<PvQueued<SimStraddle>>(p);
+	expect_correct<PvTicket<SimStraddle>>(p);
+	EXPECT(ycount.bad_kicks == 0, "%llu kicks to ids that name no vCPU",
+	       (unsigned long long)ycount.bad_kicks);
+}
+
+TEST("sim: CPU ids 1000 + 617 i on 16000 possible CPUs, every algorithm, FIFO where fair")
+{
+	ycount = YieldCount{};
+	expect_correct<Ticket<SimLarge>>(overcommit(5));
+	expect_correct<PvTicket<SimLarge>>(overcommit(5));
+	expect_correct<Queued<SimLarge>>(overcommit(5));
+	expect_correct<BackoffTicket<SimLarge>>(overcommit(5));
+	tunables.lock_steal = false;
+	expect_correct<PvQueued<SimLarge>>(overcommit(5));
+	tunables.lock_steal = true;
+	for_each_algorithm<SimLarge>(CorrectWith{ overcommit(0) });
+	EXPECT(ycount.bad_kicks == 0, "%llu kicks to ids that name no vCPU",
+	       (unsigned long long)ycount.bad_kicks);
+}
+
+TEST("sim: no lost wake-up with unnamed owners, nested waits and non-sticky kicks (ids 1000+)")
+{
+	HaltSoon h;
+	const bool models[] = { true, false };
+
+	for (bool sticky : models) {
+		Params p = recurring_owner(sticky, sticky ? 100 : 0);
+
+		expect_correct<PvQueued<SimLarge>>(p);
+		expect_correct<PvTicket<SimLarge>>(p);
+		expect_correct<PvQueued<SimStraddle>>(p);
+	}
+}
+
+TEST("sim: directed yield reaches an owner the byte cannot name (ids 1000+)")
+{
+	Tunables saved = tunables;
+	Params p = overcommit(0);
+
+	/* Look at the owner often, halt late: waiters spin and yield. */
+	tunables.preempt_check_mask = 3;
+	tunables.spin_threshold = 1U << 12;
+	p.cs_steps = 40;
+	p.seeds = 100;
+
+	ycount = YieldCount{};
+	expect_correct<PvQueued<SimLarge>>(p);
+	YieldCount q = ycount;
+
+	ycount = YieldCount{};
+	expect_correct<PvTicket<SimLarge>>(p);
+	YieldCount t = ycount;
+
+	ycount = YieldCount{};
+	expect_correct<UnfairTas<SimLarge>>(p);
+	YieldCount u = ycount;
+
+	tunables = saved;
+	printf("#   yields to the holder / elsewhere: pvqueued %llu / %llu, pvticket %llu / %llu, "
+	       "unfair %llu / %llu\n",
+	       (unsigned long long)q.to_holder, (unsigned long long)q.to_other,
+	       (unsigned long long)t.to_holder, (unsigned long long)t.to_other,
+	       (unsigned long long)u.to_holder, (unsigned long long)u.to_other);
+	EXPECT(q.to_holder > 0 && q.to_holder >= 4 * q.to_other,
+	       "pvqueued: yields to an unnamed holder %llu, elsewhere %llu",
+	       (unsigned long long)q.to_holder, (unsigned long long)q.to_other);
+	EXPECT(t.to_holder > 0 && t.to_holder >= 4 * t.to_other,
+	       "pvticket: yields to an unnamed holder %llu, elsewhere %llu",
+	       (unsigned long long)t.to_holder, (unsigned long long)t.to_other);
+	EXPECT(u.to_holder > 0 && u.to_holder >= 4 * u.to_other,
+	       "unfair: yields to an unnamed holder %llu, elsewhere %llu",
+	       (unsigned long long)u.to_holder, (unsigned long long)u.to_other);
+}
+
+namespace {
+
+/*
+ * A wait-node table with every window full (entries of a key no lock has):
+ * no waiter can hash itself, so none may halt where only a lookup wakes it.
+ */
+struct SimFullTable : SimPlatform {
+	template <typename T>
+	static T &percpu(u32 cpu)
+	{
+		if constexpr (std::is_same_v<T, WaitHashLine>) {
+			static WaitHashLine full[max_cpus];
+
+			for (u64 &e : full[cpu].entry)
+				e = 0xffffffffULL;	/* key 0: never a lock's (odd) */
+			return reinterpret_cast<T &>(full[cpu]);
+		} else {
+			return SimPlatform::percpu<T>(cpu);
+		}
+	}
+};
+
+} /* namespace */
+
+TEST("wait-node table full: waiters spin or are kicked at once, none is lost")
+{
+	HaltSoon h;
+	const bool models[] = { true, false };
+
+	for (bool sticky : models) {
+		Params p = recurring_owner(sticky, sticky ? 100 : 0);
+		Verdict v = explore<PvTicket<SimFullTable>>(p);
+
+		printf("#   pvticket, full table, %s kicks: %u seeds failed, halts %llu\n",
+		       sticky ? "sticky" : "non-sticky", v.failed_seeds,
+		       (unsigned long long)v.halts);
+		EXPECT(v.failed_seeds == 0, "pvticket, full table: seed %llu: %s",
+		       (unsigned long long)v.first_seed, v.first_reason);
+		/* Interrupt handlers' waits are ticket waits too: no halt at all. */
+		EXPECT(v.halts == 0, "pvticket halted %llu times with no table entry",
+		       (unsigned long long)v.halts);
+		expect_correct<PvQueued<SimFullTable>>(p);
+	}
 }
 
 namespace {
