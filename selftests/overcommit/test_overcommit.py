@@ -5,8 +5,9 @@
 Checks the parts that decide what is a result: a cell file becomes a result, a lab failure or
 "wrong lock"; the CI checks catch a missing row, a pvlock guest whose host counters stayed at
 zero, and a guest on the wrong lock; bad input is a clear error; the dry runs print the L1 and
-L2 command lines; bench-report turns the CSV into the seeds' table (lower-is-better included).
-TAP output.
+L2 command lines; bench-report turns the CSV into the seeds' table (lower-is-better included),
+gives every figure a reproducible bootstrap interval, judges the targets on the intervals (met,
+missed, not resolved with the repeats needed) and draws the PNG plots. TAP output.
 """
 import importlib.machinery
 import importlib.util
@@ -18,7 +19,9 @@ import tempfile
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RUN = os.path.join(TOP, "scripts", "overcommit", "run")
-REPORT = os.path.join(TOP, "scripts", "bench-report")
+# BENCH_REPORT=FILE runs the bench-report checks against another copy (how each check was seen
+# failing against a deliberately broken one).
+REPORT = os.environ.get("BENCH_REPORT") or os.path.join(TOP, "scripts", "bench-report")
 L1_CELLS = os.path.join(TOP, "scripts", "overcommit", "l1-cells")
 
 loader = importlib.machinery.SourceFileLoader("oc_run", RUN)
@@ -134,6 +137,121 @@ def test_resume(d):
                        text=True, timeout=60)
     ok(p.returncode == 2 and "planned otherwise (repeats: 1, not 2)" in p.stderr,
        "a rerun with another plan into the same directory is refused, naming the difference")
+
+
+def write_cells(path, cells, boots=None):
+    """A nested-lab CSV (scripts/overcommit/run's write_csvs()) of lockbench cells:
+    {(config, level): [values]}, the i-th value of each in BOOTS[i] when given."""
+    with open(path, "w") as f:
+        f.write("repeat,workload,level,config,value,higher_is_better,unit%s\n"
+                % (",boot" if boots else ""))
+        for (cfg, n), vals in cells.items():
+            for i, v in enumerate(vals):
+                f.write("%d,lockbench,%d,%s,%s,1,acq/s%s\n" % (
+                    i + 1, n, cfg, v, ",%s" % boots[i] if boots else ""))
+
+
+def target_line(out, text):
+    """The targets' line (its verdict first) that has TEXT."""
+    got = [l.strip() for l in out.split("Targets for")[-1].splitlines()
+           if l.strip().startswith("[") and text in l]
+    return got[0] if got else ""
+
+
+def test_statistics(d):
+    """bench-report's intervals and the verdicts judged on them (issue 18)."""
+    # Known values over cells, 4 repeats: 4x pvlock / upstream = 2.00 (interval far above
+    # 1.3: met); 4x efficiency 200 / 395 = 0.51 (wholly below 0.90: missed); 1x 395 / 400 =
+    # 0.9875, its spread (+-6%) straddling 0.98: not resolved, with the repeats needed.
+    kv = os.path.join(d, "kv")
+    os.makedirs(kv)
+    csvp = os.path.join(kv, "results.csv")
+    write_cells(csvp, {("upstream", 1): [400, 404, 396, 400], ("pvlock", 1): [380, 420, 370, 410],
+                       ("upstream", 4): [100, 102, 98, 100], ("pvlock", 4): [200, 204, 196, 200]})
+    md = os.path.join(kv, "targets.md")
+    p = subprocess.run([REPORT, csvp, "--base", "upstream", "--targets-md", md],
+                       capture_output=True, text=True, timeout=120)
+    ok(target_line(p.stdout, ">= 1.3x").startswith(
+        "[met]          lockbench 4x: 2.000x upstream >= 1.3x; 95% CI 1.9"),
+       "bench-report --targets: an interval above the threshold is met")
+    ok(target_line(p.stdout, "efficiency").startswith(
+        "[MISSED]       lockbench 4x efficiency 0.51 >= 0.90; 95% CI 0."),
+       "bench-report --targets: an interval wholly below the threshold is missed")
+    nr = target_line(p.stdout, "lockbench 1x")
+    m = re.search(r"^\[not resolved\] lockbench 1x: 0\.988x upstream, within 2%; "
+                  r"95% CI ([0-9.]+)\.\.([0-9.]+) over cells, 4 repeats; "
+                  r"about (\d+) repeats needed \(now 4; an estimate", nr)
+    # the n at which the lower half-width (0.9875 - lo) shrinks (as 1/sqrt(n)) below 0.0075
+    want = 4 * ((0.9875 - float(m.group(1))) / 0.0075) ** 2 if m else 0
+    ok(m and float(m.group(1)) < 0.98 <= float(m.group(2)) and abs(int(m.group(3)) - want)
+       <= 0.03 * want + 1, "bench-report --targets: an interval straddling the threshold is "
+       "not resolved, with the repeats needed (%s, ~%.0f expected)" % (
+           m.group(3) if m else "none", want))
+    rows = [l for l in open(md).read().splitlines() if l.startswith("| lockbench")] \
+        if os.path.exists(md) else []
+    ok(p.returncode == 1 and [r.split(" | ")[-1] for r in rows] == [
+        "not resolved: about %s repeats needed (now 4; an estimate from the observed spread, "
+        "the half-width taken to shrink as 1/sqrt(n)) |" % (m.group(3) if m else "?"),
+        "met |", "met |", "**missed** |"],
+       "bench-report --targets-md: the same verdicts as a Markdown table; exit 1 (not all met)")
+
+    # Paired by L1 boot: boots at speeds 1, 2 and 0.6 leave the cells' interval wide (it
+    # straddles 1.3), but in every boot pvlock is 1.5x upstream: met, judged over the boots.
+    pb = os.path.join(d, "paired")
+    os.makedirs(pb)
+    csvp = os.path.join(pb, "results.csv")
+    write_cells(csvp, {("upstream", 1): [400, 800, 240], ("pvlock", 1): [404, 790, 242],
+                       ("upstream", 4): [100, 200, 60], ("pvlock", 4): [150, 303, 89]},
+                boots=["boot-01", "boot-02", "boot-03"])
+    p = subprocess.run([REPORT, csvp, "--base", "upstream", "--same-code-at", "1", "--targets"],
+                       capture_output=True, text=True, timeout=120)
+    line = target_line(p.stdout, ">= 1.3x")
+    ok(line.startswith("[met]") and "paired over 3 L1 boots" in line,
+       "bench-report --targets with a boot column: judged on the figures paired by boot")
+    body = p.stdout.split("Targets for")[0]
+    ok(body.count("95% CI: bootstrap, 2000 resamples, over") == 6
+       and "95% CI of %impr." in body and "1.48..1.51" in body.split("Paired by L1 boot")[-1],
+       "bench-report: every table has its 95% interval (the paired ones over the boots)")
+    again = subprocess.run([REPORT, csvp, "--base", "upstream", "--same-code-at", "1",
+                            "--targets"], capture_output=True, text=True, timeout=120)
+    ok(p.stdout == again.stdout and ".." in p.stdout,
+       "bench-report: the bootstrap is reproducible (two runs byte-identical)")
+
+    # Plots: PNGs next to the CSV (and the SVG still), or a clear error without matplotlib.
+    svg = os.path.join(pb, "o.svg")
+    p = subprocess.run([REPORT, csvp, "--base", "upstream", "--plots", "--svg", svg],
+                       capture_output=True, text=True, timeout=900)
+    pngs = [os.path.join(pb, f) for f in ("plot-lockbench.png", "efficiency-lockbench.png")]
+    if p.returncode == 2 and "matplotlib cannot be imported" in p.stderr:
+        ok("Traceback" not in p.stderr and os.path.exists(svg),
+           "bench-report --plots without matplotlib: a clear error # SKIP no matplotlib")
+    else:
+        def png(f):
+            with open(f, "rb") as fp:
+                return fp.read(8) == b"\x89PNG\r\n\x1a\n"
+        ok(p.returncode == 0 and all(os.path.exists(f) and png(f) and ("plot: " + f) in p.stdout
+                                     for f in pngs) and os.path.exists(svg),
+           "bench-report --plots: plot- and efficiency-<workload>.png next to the CSV, PNGs")
+
+    # Bad input: a clear error, never a traceback.
+    bad = os.path.join(d, "bad.csv")
+    for text, want in (("repeat,workload,level,config,value\n1,l,1,upstream,5\n",
+                        "no column higher_is_better"),
+                       ("repeat,workload,level,config,value,higher_is_better\n"
+                        "1,l,1,upstream,fast,1\n", "value is 'fast', not a finite number"),
+                       ("repeat,workload,level,config,value,higher_is_better\n"
+                        "1,l,x,upstream,1,1\n", "level is 'x'"),
+                       ("", "no column")):
+        with open(bad, "w") as f:
+            f.write(text)
+        p = subprocess.run([REPORT, bad, "--base", "upstream"], capture_output=True, text=True,
+                           timeout=60)
+        ok(p.returncode != 0 and want in p.stderr and "Traceback" not in p.stderr,
+           "bench-report, bad input (%s): a clear error" % want)
+    p = subprocess.run([REPORT, os.path.join(d, "missing.csv")], capture_output=True,
+                       text=True, timeout=60)
+    ok(p.returncode != 0 and "no such file" in p.stderr and "Traceback" not in p.stderr,
+       "bench-report, a missing CSV: a clear error")
 
 
 def main():
@@ -354,6 +472,7 @@ def main():
             tl = p.stdout.split("Targets for")[-1]
             ok(want in tl and ("No efficiency" in p.stdout) == (1 not in lv),
                "bench-report user-space CSV, levels %s: %s" % (",".join(map(str, lv)), want))
+        test_statistics(d)
     print("overcommit-selftest: %d passed, %d failed" % (sum(results),
                                                         len(results) - sum(results)))
     return 0 if all(results) else 1
