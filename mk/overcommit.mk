@@ -35,7 +35,7 @@ overcommit-host-kvm:
 	$(OVERCOMMIT) --host-kvm $(OVERCOMMIT_ARGS)
 
 overcommit-selftest:
-	@$(TOP)/scripts/install-deps python3 >/dev/null
+	@$(TOP)/scripts/install-deps python3 python3-matplotlib >/dev/null
 	$(TOP)/selftests/overcommit/test_overcommit.py
 
 # On L0: build what the host needs, and install and check the L2 image's inputs with a dry
