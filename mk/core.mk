@@ -48,6 +48,11 @@ $(CORE_BUILD)/test_threads.tsan: $(TOP)/selftests/core/test_threads.cpp $(USER_S
 	@mkdir -p $(@D)
 	$(CORE_CPU_LOCK) $(CXX) $(CORE_CXXFLAGS) -O1 -fsanitize=thread -Wno-tsan -o $@ $< $(USER_SRCS)
 
+# Slow-unlock lookup cost against the vCPU count (docs/cpu-ids.md); checks it stays flat.
+$(CORE_BUILD)/bench_lookup: $(TOP)/selftests/core/bench_lookup.cpp $(CORE_HEADERS)
+	@mkdir -p $(@D)
+	$(CORE_CPU_LOCK) $(CXX) $(CORE_CXXFLAGS) -O2 -o $@ $<
+
 $(CORE_BUILD)/freestanding_check.o: $(TOP)/selftests/core/freestanding_check.cpp $(CORE_HEADERS)
 	@mkdir -p $(@D)
 	$(CORE_CPU_LOCK) $(CXX) $(FREESTANDING_FLAGS) -isystem $(shell $(CXX) -print-file-name=include) -c -o $@ $<
@@ -59,12 +64,13 @@ $(CORE_BUILD)/pvlock-bench: $(TOP)/guest/user/bench.cpp $(USER_SRCS) $(CORE_HEAD
 # Each binary prints TAP and a closing "N passed, N failed"; the summary
 # line at the end adds them up for CI.
 core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan $(CORE_BUILD)/test_threads \
-	   $(CORE_BUILD)/test_threads.tsan $(CORE_BUILD)/freestanding_check.o
+	   $(CORE_BUILD)/test_threads.tsan $(CORE_BUILD)/freestanding_check.o $(CORE_BUILD)/bench_lookup
 	@$(CORE_CPU_LOCK) $(TOP)/scripts/run-tests core \
 		"$(TOP)/scripts/guest/check-cxx-object nm readelf $(CORE_BUILD)/freestanding_check.o" \
 		$(CORE_BUILD)/test_sim \
 		$(CORE_BUILD)/test_sim.ubsan \
 		$(CORE_BUILD)/test_threads \
+		$(CORE_BUILD)/bench_lookup \
 		"env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 setarch -R $(CORE_BUILD)/test_threads.tsan"
 
 BENCH_OUT ?= $(BUILD)/bench-user

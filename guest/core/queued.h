@@ -431,11 +431,12 @@ private:
 	 * the table until our put(); the lookup reads the whole probe window)
 	 * and our head_halted state, and moves it to kicked before kicking;
 	 * our wait then sees kicked, or halts first and is woken by the kick.
-	 * No entry (the window is full, or pass_head() is hashing us right
-	 * now): we do not mark, we spin on, and try again at the next halt. If the unlock comes first,
-	 * our cmpxchg sees the owner gone and we do not halt. Only we and that
-	 * unlocker change our state, so neither a re-lock by the same owner nor
-	 * a nested wait that eats the kick can make it read head_halted again.
+	 * If the unlock comes first, our cmpxchg sees the owner gone and we
+	 * do not halt. Only we and that unlocker change our state, so neither
+	 * a re-lock by the same owner nor a nested wait that eats the kick can
+	 * make it read head_halted again. No entry (the window is full, or
+	 * pass_head() is hashing us right now): we do not mark, we spin on,
+	 * and try again at the next halt.
 	 */
 	static void halt_head(LockWord *l, WaitNode *node, u32 owner)
 	{

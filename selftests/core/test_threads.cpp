@@ -122,6 +122,63 @@ struct UserIrq : UserPlatform {
 	}
 };
 
+/*
+ * Thread i as CPU base + stride * i on a platform of maxc possible CPUs
+ * (issue 17: ids the lock word cannot name). The hooks that take a CPU map
+ * it back to the thread; an id that names no thread (a stale hint) is
+ * refused, as the host refuses a yield to a vCPU that is not preempted.
+ */
+template <u32 base, u32 stride, u32 maxc>
+struct UserIds : UserPlatform {
+	static constexpr u32 max_cpus = maxc;
+	static inline u32 bad_kicks;
+
+	static u32 vcpu_of(u32 cpu)
+	{
+		if (cpu < base || (cpu - base) % stride || (cpu - base) / stride >= nr)
+			return ~0U;
+		return (cpu - base) / stride;
+	}
+
+	static u32 this_cpu() { return base + stride * self; }
+	static u32 nr_cpus() { return base + stride * (nr - 1) + 1; }
+
+	template <typename T>
+	static T &percpu(u32 cpu)
+	{
+		static T storage[max_cpus];
+
+		return storage[cpu];
+	}
+
+	static void kick(u32 cpu)
+	{
+		u32 v = vcpu_of(cpu);
+
+		if (v == ~0U)
+			__atomic_fetch_add(&bad_kicks, 1, __ATOMIC_RELAXED);
+		else
+			UserPlatform::kick(v);
+	}
+
+	static bool vcpu_is_preempted(u32 cpu)
+	{
+		u32 v = vcpu_of(cpu);
+
+		return v != ~0U && UserPlatform::vcpu_is_preempted(v);
+	}
+
+	static bool yield_to(u32 cpu)
+	{
+		u32 v = vcpu_of(cpu);
+
+		return v != ~0U && UserPlatform::yield_to(v);
+	}
+};
+
+using UserStraddle = UserIds<250, 1, 8192>;
+using UserLarge = UserIds<1000, 617, 16000>;
+
 template <typename P>
 using PvQueuedOf = PvQueued<P>;
 template <typename P>
@@ -190,6 +247,27 @@ TEST("threads: PV locks with nested waits, sticky and non-sticky kicks (issue 17
 			check_lock(lock_ops<PvQueued<UserIrq<PvQueuedOf>>>(),
 				   recurring_owner(attempt));
 	}
+}
+
+TEST("threads: CPU ids 250.. and 1000 + 617 i (owners the byte cannot name), PV locks at 4x")
+{
+	const bool models[] = { true, false };
+
+	for (bool sticky : models) {
+		HaltSoon h(sticky);
+
+		printf("#   %s kicks, ids 250..:\n", sticky ? "sticky" : "non-sticky");
+		check_lock(lock_ops<PvQueued<UserStraddle>>());
+		check_lock(lock_ops<PvTicket<UserStraddle>>());
+		printf("#   %s kicks, ids 1000 + 617 i of 16000:\n", sticky ? "sticky" : "non-sticky");
+		check_lock(lock_ops<PvQueued<UserLarge>>());
+		check_lock(lock_ops<PvTicket<UserLarge>>());
+		check_lock(lock_ops<PvQueued<UserLarge>>(), recurring_owner(0));
+		check_lock(lock_ops<UnfairTas<UserLarge>>());
+	}
+	EXPECT(UserStraddle::bad_kicks == 0 && UserLarge::bad_kicks == 0,
+	       "kicks to ids that name no thread: %u, %u", UserStraddle::bad_kicks,
+	       UserLarge::bad_kicks);
 }
 
 TEST("threads: preempted vCPUs are seen as preempted, running ones are not")
