@@ -268,7 +268,7 @@ def main():
     c, st = parse("upstream", 1, cell_text("upstream", verdict="hung"))
     ok(st == "l2-hung" and not c.results, "a hung guest is a lab failure, never a result")
     c, st = parse("pvlock", 4, cell_text("pvlock").replace("console=clean",
-                                                           "console=rcu-stall,time-lost"))
+                                                           "console=rcu-stall\ntime_lost=yes"))
     ok(st == "l2-time-lost" and not c.results,
        "a guest that lost seconds of time is a lab failure (retried), never a result")
     c, st = parse("pvlock", 1, cell_text("pvlock", level=1))
