@@ -179,6 +179,15 @@ struct WaitNodes {
 		return lock_hash_key(lock, tag) | 1;
 	}
 
+	/* n's table entry: its lock and tag's key, and its id + 1 (0 = free). */
+	static inline u64 entry_of(const WaitNode *n)
+	{
+		u32 key = key_of(P::load(&n->lock, Order::relaxed),
+				 P::load(&n->tag, Order::relaxed));
+
+		return static_cast<u64>(key) << 32 | (id_of(n) + 1);
+	}
+
 	/* Line i of key's probe window. */
 	static inline WaitHashLine &window(u32 key, unsigned int i)
 	{
@@ -207,9 +216,8 @@ struct WaitNodes {
 		if (!P::cmpxchg(&n->hashed, &h, static_cast<u8>(hash_busy), Order::acquire))
 			return h == hash_in;
 
-		u32 key = key_of(P::load(&n->lock, Order::relaxed),
-				 P::load(&n->tag, Order::relaxed));
-		u64 e = static_cast<u64>(key) << 32 | (id_of(n) + 1);
+		u64 e = entry_of(n);
+		u32 key = static_cast<u32>(e >> 32);
 
 		for (unsigned int i = 0; i < wait_hash_window; i++) {
 			WaitHashLine &line = window(key, i);
@@ -233,9 +241,8 @@ struct WaitNodes {
 	/* Take n's entry out of the table (n's CPU, its wait is over). */
 	static void unhash(WaitNode *n)
 	{
-		u32 key = key_of(P::load(&n->lock, Order::relaxed),
-				 P::load(&n->tag, Order::relaxed));
-		u64 e = static_cast<u64>(key) << 32 | (id_of(n) + 1);
+		u64 e = entry_of(n);
+		u32 key = static_cast<u32>(e >> 32);
 
 		for (unsigned int i = 0; i < wait_hash_window; i++) {
 			WaitHashLine &line = window(key, i);
