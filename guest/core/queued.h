@@ -422,7 +422,7 @@ private:
 	 *     hash: table entry l -> our node      cmpxchg (*, halted, o) -> (*, 0, 0)
 	 *     state = head_halted                    [full barrier]
 	 *     cmpxchg (*, me, o) -> (*, halted, o) find(): entry -> our node,
-	 *       [full barrier]                       head_halted?
+	 *       [full barrier]                       head_halted or kicked?
 	 *     wait(&state, head_halted)            cmpxchg state -> kicked
 	 *                                          kick(us)
 	 *
@@ -432,11 +432,14 @@ private:
 	 * and our head_halted state, and moves it to kicked before kicking;
 	 * our wait then sees kicked, or halts first and is woken by the kick.
 	 * If the unlock comes first, our cmpxchg sees the owner gone and we
-	 * do not halt. Only we and that unlocker change our state, so neither
-	 * a re-lock by the same owner nor a nested wait that eats the kick can
-	 * make it read head_halted again. No entry (the window is full, or
-	 * pass_head() is hashing us right now): we do not mark, we spin on,
-	 * and try again at the next halt.
+	 * do not halt. A stale lookup (an unlocker that found our node in an
+	 * earlier wait) may have moved us to kicked and not kicked yet: the
+	 * unlocker kicks a kicked node too (wait_node.h, kick_node()). Only
+	 * we and our wakers change our state, and no waker writes
+	 * head_halted back, so neither a re-lock by the same owner nor a
+	 * nested wait that eats the kick can make it read head_halted again.
+	 * No entry (the window is full, or pass_head() is hashing us right
+	 * now): we do not mark, we spin on, and try again at the next halt.
 	 */
 	static void halt_head(LockWord *l, WaitNode *node, u32 owner)
 	{

@@ -44,6 +44,8 @@
  *
  *   halt:     running -> halted          the waiter, before it sets slow
  *   unlock:   halted -> kicked, kick     the unlocker whose head is our ticket
+ *             kicked: kick               the same, if an unlocker of another
+ *                                        lock with a stale lookup claimed it
  *   awake:    * -> running               the waiter
  *
  * The waiter halts while its node is halted, not while the head byte still
@@ -255,16 +257,19 @@ private:
 	 *     state = halted                     full_fence()
 	 *     fetch_or slow [full barrier]       slow? (acquire)
 	 *     head != my: wait(&state, halted)   find(l, my): entry -> node,
-	 *                                          halted?
+	 *                                          halted or kicked?
 	 *                                        cmpxchg state -> kicked, kick
 	 *
 	 * Either we see head == my and do not halt, or the unlocker sees slow,
 	 * our entry (it stays until our put(); the lookup reads its whole
 	 * window) and our halted state, and moves it to kicked before
 	 * kicking: our wait sees kicked, or halts first and is woken by the
-	 * kick. The entry is keyed by (lock, ticket), so the waiters of one
-	 * lock spread over the table. No entry (a full window): we do not
-	 * halt, we spin on and try again next time.
+	 * kick. If it finds us kicked already, by an unlocker of another lock
+	 * whose lookup found our node in an earlier wait and whose kick may
+	 * be held up (in an interrupt handler that waits behind us), it kicks
+	 * us itself (wait_node.h, kick_node()). The entry is keyed by (lock,
+	 * ticket), so the waiters of one lock spread over the table. No entry
+	 * (a full window): we do not halt, we spin on and try again next time.
 	 */
 	static void halt(LockWord *l, WaitNode *node, u8 my, u32 owner)
 	{

@@ -13,6 +13,8 @@
  *           halted or head_halted
  *                   -> kicked        the waker (kick_halted()), just before
  *                                    its kick
+ *           kicked  (unchanged)      a waker that finds it so kicks as well:
+ *                                    the claim may be a stale lookup's
  *           *       -> running       the waiter, once it runs again
  *
  * A waiter halts on its own node's state: wait(&node->state, s) while the
@@ -23,7 +25,9 @@
  * an unlock and re-lock by the same CPU, whose kick a nested wait had eaten).
  * The waker changes the state before it kicks, so a kick that is lost, or
  * taken by an interrupt handler's own wait on this CPU, still leaves the
- * waiter a state it will not halt on.
+ * waiter a state it will not halt on. A waker does not trust a kicked state
+ * it did not write: an unlocker whose lookup went stale may have claimed the
+ * node for a later wait and not kicked yet (kick_node()).
  *
  * An unlocker that sees the lock's slow flag finds the node to kick in a
  * lock -> node hash table (WaitHash below), as pvqspinlock's pv_hash() does,
@@ -258,7 +262,7 @@ struct WaitNodes {
 	}
 
 	/*
-	 * The node in state want that waits on lock with tag, or nullptr: at
+	 * The node that waits on lock with tag in state want, or nullptr: at
 	 * most wait_hash_window * wait_hash_per_line probes. Called by an
 	 * unlocker after a full barrier that pairs with the one the waiter
 	 * executes after hashing itself and setting its state, and before it
@@ -267,10 +271,16 @@ struct WaitNodes {
 	 * An entry may name a node that was put() and taken again since: the
 	 * lock, tag and state checks below reject it unless it waits on this
 	 * lock in state want again, which kick_halted() tolerates.
+	 *
+	 * A node of lock and tag in state kicked is returned when none is in
+	 * state want: its wait is not over (the waiter stores running once it
+	 * is), and the kicked state may be another waker's stale claim whose
+	 * kick has not been sent (kick_node()), so its own waker kicks it too.
 	 */
 	static WaitNode *find(const LockWord *lock, u32 tag, u8 want)
 	{
 		u32 key = key_of(lock, tag);
+		WaitNode *kicked = nullptr;
 
 		for (unsigned int i = 0; i < wait_hash_window; i++) {
 			WaitHashLine &line = window(key, i);
@@ -283,23 +293,31 @@ struct WaitNodes {
 				u32 id = static_cast<u32>(e) - 1;
 				WaitNode *w = at(id / max_nesting, id % max_nesting);
 
-				if (P::load(&w->lock, Order::relaxed) == lock &&
-				    P::load(&w->tag, Order::relaxed) == tag &&
-				    P::load(&w->state, Order::relaxed) == want)
+				if (P::load(&w->lock, Order::relaxed) != lock ||
+				    P::load(&w->tag, Order::relaxed) != tag)
+					continue;
+
+				u8 st = P::load(&w->state, Order::relaxed);
+
+				if (st == want)
 					return w;
+				if (st == node_kicked && !kicked)
+					kicked = w;
 			}
 		}
-		return nullptr;
+		return kicked;
 	}
 
 	/*
 	 * What find() replaces, an O(nr_cpus() * max_nesting) scan of every
 	 * node; no lock calls it. The tests' oracle (the table must find what
-	 * the scan finds) and the "before" column of the lookup benchmark.
+	 * the scan finds, kicked nodes included) and the "before" column of
+	 * the lookup benchmark.
 	 */
 	static WaitNode *find_by_scan(const LockWord *lock, u32 tag, u8 want)
 	{
 		u32 n = P::nr_cpus();
+		WaitNode *kicked = nullptr;
 
 		for (u32 cpu = 0; cpu < n; cpu++) {
 			PerCpuWaitNodes &pc = P::template percpu<PerCpuWaitNodes>(cpu);
@@ -307,45 +325,73 @@ struct WaitNodes {
 			for (unsigned int i = 0; i < max_nesting; i++) {
 				WaitNode *w = &pc.node[i];
 
-				if (P::load(&w->lock, Order::relaxed) == lock &&
-				    P::load(&w->state, Order::relaxed) == want &&
-				    P::load(&w->tag, Order::relaxed) == tag)
+				if (P::load(&w->lock, Order::relaxed) != lock ||
+				    P::load(&w->tag, Order::relaxed) != tag)
+					continue;
+
+				u8 st = P::load(&w->state, Order::relaxed);
+
+				if (st == want)
 					return w;
+				if (st == node_kicked && !kicked)
+					kicked = w;
 			}
 		}
-		return nullptr;
+		return kicked;
 	}
 
 	/*
-	 * Wake w if it is still in state want: want -> kicked, then kick its
-	 * CPU.
+	 * Wake w if it is in state want (want -> kicked, then kick its CPU),
+	 * or already kicked (kick it again).
 	 *
 	 *   waiter (wait(&state, want))        kick_node()
 	 *     [it stored want, fenced,           [the caller changed the lock,
 	 *      found the lock unchanged]          fenced, found the node]
 	 *     nested wait eats a pending kick    cmpxchg state want -> kicked
-	 *     wait(): state != want: returns     kick(cpu)
+	 *     wait(): state != want: returns       (or it reads kicked)
+	 *                                        kick(cpu)
 	 *
 	 * kick() orders the state store before the wake-up it causes, so a
 	 * wait that a kick ended sees kicked (platform.h); a waiter whose own
 	 * wait starts later sees it as well, and one that halted before the
-	 * cmpxchg is woken by the kick. The cmpxchg fails if the waiter left
-	 * want meanwhile: it is running and re-checks the lock itself. It may
-	 * hit a node that was put() and taken again since the lookup, in state
-	 * want for another wait: that waiter then returns early and re-checks
-	 * (the contract of wait()), nothing worse.
+	 * cmpxchg is woken by the kick. The cmpxchg fails with running if the
+	 * waiter left its wait meanwhile: it re-checks the lock itself.
+	 *
+	 * The lookup does not pin w: it may have been put() and taken again
+	 * since, for another wait, maybe on another lock in an interrupt
+	 * handler of its CPU, and be in state want for that one. Our cmpxchg
+	 * then claims a wait we are not the waker of, and our kick may come
+	 * arbitrarily late: an interrupt on our CPU between the cmpxchg and
+	 * the kick can wait in its handler for the lock whose next owner is
+	 * that very waiter (issue 17):
+	 *
+	 *   CPU 1                  CPU 0 (unlock l)         CPU 4 (unlock m)
+	 *   waits on l, node n     find(l, t) = n
+	 *   takes l, put(n)
+	 *   irq: waits on m, n,
+	 *     state want, halts    cmpxchg n want -> kicked
+	 *                          irq: waits on m behind
+	 *                            CPU 1, halts           find(m, t'): n kicked
+	 *                                                   kick(1): else nobody
+	 *
+	 * So a kicked state is no promise of a kick to its waiter's own waker:
+	 * that waker kicks whenever it finds the node in want or kicked (the
+	 * wait is not over until the waiter stores running), and a stale claim
+	 * costs at most a spurious wake-up, which wait()'s callers re-check.
 	 */
 	static void kick_node(WaitNode *w, u8 want)
 	{
 		u8 st = want;
 
-		if (P::cmpxchg(&w->state, &st, static_cast<u8>(node_kicked), Order::relaxed))
+		if (P::cmpxchg(&w->state, &st, static_cast<u8>(node_kicked), Order::relaxed) ||
+		    st == node_kicked)
 			P::kick(P::load(&w->cpu, Order::relaxed));
 	}
 
 	/*
-	 * Wake the waiter on lock with tag whose node is in state want, if
-	 * any (find(), then kick_node()). Same caller's barrier as find().
+	 * Wake the waiter on lock with tag whose node is in state want or
+	 * kicked, if any (find(), then kick_node()). Same caller's barrier as
+	 * find().
 	 */
 	static void kick_halted(const LockWord *lock, u32 tag, u8 want)
 	{
