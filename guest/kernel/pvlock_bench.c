@@ -6,6 +6,8 @@
  *                                    "spinlock" (the kernel's spinlock_t,
  *                                    whatever arch_spin_*() currently are)
  *   /sys/kernel/debug/pvlock/bench   write a run, read its results
+ *   /sys/kernel/debug/pvlock/waits   the WAIT hypercalls since boot:
+ *                                    "waits=N wait_timeouts=N lost_kicks=N"
  *
  * A run is one line of key=value words, every one optional:
  *   algo=<name>|all   all = every selectable algorithm, then spinlock;
@@ -23,11 +25,15 @@
  * line per algorithm:
  *   algo=pvqueued threads=4 duration_ms=200 hold_ns=0 think_ns=0 private=0
  *   acquisitions=N throughput_per_s=N min_thread=N max_thread=N
- *   fairness_permille=N violations=N lost_updates=N verdict=ok|FAIL
+ *   fairness_permille=N violations=N lost_updates=N waits=N
+ *   wait_timeouts=N lost_kicks=N verdict=ok|FAIL
  * fairness_permille is 1000 * min_thread / max_thread. violations counts
  * critical sections that found another thread inside, lost_updates the
  * increments of the protected counter that went missing: both are zero for
- * any correct lock, and verdict=FAIL otherwise.
+ * any correct lock, and verdict=FAIL otherwise. waits, wait_timeouts and
+ * lost_kicks are the WAIT hypercalls made during the run, by every CPU
+ * (pvlock_wait_counts(): the bound fired with the condition still holding,
+ * or with it gone, the waker's kick lost); all zero without a pvlock host.
  */
 #define pr_fmt(fmt) "pvlock-bench: " fmt
 
@@ -47,6 +53,7 @@
 #include <linux/wait.h>
 
 #include "guest/kernel/pvlock_glue.h"
+#include "guest/kernel/pvlock_kernel.h"
 
 #define BENCH_MAX_THREADS	NR_CPUS
 #define BENCH_OUT_SIZE		8192
@@ -172,7 +179,7 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 	struct bench_thread *threads;
 	struct bench_shared *sh;
 	u64 total = 0, min = U64_MAX, max = 0, violations = 0, start, ns;
-	u64 counted;
+	u64 counted, waits0, timeouts0, lost0, waits, timeouts, lost;
 	unsigned int i, cpu;
 	int ret = 0;
 
@@ -211,6 +218,7 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 			cpu = cpumask_first(cpu_online_mask);
 	}
 
+	pvlock_wait_counts(&waits0, &timeouts0, &lost0);
 	start = ktime_get_ns();
 	WRITE_ONCE(sh->go, true);
 	wake_up_all(&sh->go_wq);
@@ -219,6 +227,7 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 	while (atomic_read(&sh->running))
 		usleep_range(1000, 2000);
 	ns = ktime_get_ns() - start;
+	pvlock_wait_counts(&waits, &timeouts, &lost);
 
 stop:
 	for (i = 0; i < n; i++) {
@@ -235,12 +244,13 @@ stop:
 	counted = sh->lock.counter;
 	for (i = 0; i < n; i++)
 		counted += threads[i].own.counter;
-	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u private=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu verdict=%s\n",
+	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u private=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu waits=%llu wait_timeouts=%llu lost_kicks=%llu verdict=%s\n",
 		     algo ? algo->name : "spinlock", n, cfg->duration_ms,
 		     cfg->hold_ns, cfg->think_ns, cfg->private, total,
 		     ns ? div64_u64(total * NSEC_PER_SEC, ns) : 0, min, max,
 		     max ? div64_u64(min * 1000, max) : 0, violations,
-		     total - counted,
+		     total - counted, waits - waits0, timeouts - timeouts0,
+		     lost - lost0,
 		     violations || total != counted ? "FAIL" : "ok");
 out:
 	kfree(threads);
@@ -366,6 +376,17 @@ static int algos_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(algos);
 
+static int waits_show(struct seq_file *m, void *v)
+{
+	u64 waits, timeouts, lost;
+
+	pvlock_wait_counts(&waits, &timeouts, &lost);
+	seq_printf(m, "waits=%llu wait_timeouts=%llu lost_kicks=%llu\n",
+		   waits, timeouts, lost);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(waits);
+
 static int __init pvlock_bench_init(void)
 {
 	struct dentry *dir;
@@ -376,6 +397,7 @@ static int __init pvlock_bench_init(void)
 	dir = debugfs_create_dir("pvlock", NULL);
 	debugfs_create_file("algos", 0444, dir, NULL, &algos_fops);
 	debugfs_create_file("bench", 0600, dir, NULL, &bench_fops);
+	debugfs_create_file("waits", 0444, dir, NULL, &waits_fops);
 	return 0;
 }
 late_initcall(pvlock_bench_init);

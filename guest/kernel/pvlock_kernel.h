@@ -16,4 +16,11 @@ const struct pvlock_algo *pvlock_current(void);
 /* Whether the host answered the pvlock query (waits halt, kicks wake). */
 bool pvlock_host_ok(void);
 
+/*
+ * The WAIT hypercalls since boot, summed over every CPU: issued, ended by
+ * the bound with the condition still holding (timeouts), and ended by the
+ * bound with it gone (lost kicks: the waker's kick did not wake this wait).
+ */
+void pvlock_wait_counts(u64 *waits, u64 *timeouts, u64 *lost_kicks);
+
 #endif /* PVLOCK_KERNEL_H */

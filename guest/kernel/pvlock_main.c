@@ -135,7 +135,9 @@ EXPORT_STATIC_CALL_TRAMP(pvlock_spin_value_unlocked);
  *   ,force       use the algorithm even when the host does not speak the
  *                ABI (testing, e.g. under TCG): waits spin instead of
  *                halting, kicks and yields are dropped
- * Anything else is reported and ignored (auto).
+ * Anything else is reported and ignored (auto). An algorithm that does not
+ * serve nr_cpu_ids CPUs (its cpu_limit) is refused with one line, and the
+ * default is used instead (pvlock_pick()).
  */
 static const struct pvlock_algo *pvlock_wanted;
 static bool pvlock_off __initdata;
@@ -253,6 +255,36 @@ static inline long pvlock_hc(unsigned long op, unsigned long a1)
 }
 
 /*
+ * What the WAIT calls ended in, per CPU, summed by pvlock_wait_counts():
+ * waits issued, and of those ended by the bound, the lost kicks (the awaited
+ * condition no longer held when the bound fired: the waker changed *ptr but
+ * its kick never arrived) and the real timeouts (*ptr still held val). Only
+ * the path that has already made the hypercall counts: nothing is added to a
+ * lock or unlock that does not wait.
+ */
+struct pvlock_wait_count {
+	u64 waits;
+	u64 timeouts;
+	u64 lost_kicks;
+};
+
+static DEFINE_PER_CPU(struct pvlock_wait_count, pvlock_wait_count);
+
+void pvlock_wait_counts(u64 *waits, u64 *timeouts, u64 *lost_kicks)
+{
+	unsigned int cpu;
+
+	*waits = *timeouts = *lost_kicks = 0;
+	for_each_possible_cpu(cpu) {
+		const struct pvlock_wait_count *c = per_cpu_ptr(&pvlock_wait_count, cpu);
+
+		*waits += READ_ONCE(c->waits);
+		*timeouts += READ_ONCE(c->timeouts);
+		*lost_kicks += READ_ONCE(c->lost_kicks);
+	}
+}
+
+/*
  * Halt while *ptr == val, as kvm_wait() does, with the pvlock WAIT call in
  * place of HLT. Interrupts are disabled around the check so that a kick
  * landing after it is seen by the host as pending; if they were enabled, they
@@ -285,7 +317,18 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 			       "d"(0UL), "S"(0UL)
 			     : "memory");
 	}
-	(void)ret;
+	/*
+	 * After the STI'd call interrupts may be on: this_cpu_inc() is one
+	 * %gs-relative instruction, safe against them. A wake-up at the bound
+	 * whose condition is gone is a kick that did not arrive in time.
+	 */
+	this_cpu_inc(pvlock_wait_count.waits);
+	if (ret == PVLOCK_WAKE_TIMEOUT) {
+		if (READ_ONCE(*ptr) != val)
+			this_cpu_inc(pvlock_wait_count.lost_kicks);
+		else
+			this_cpu_inc(pvlock_wait_count.timeouts);
+	}
 out:
 	raw_local_irq_restore(flags);
 }
@@ -551,6 +594,65 @@ static bool __init pvlock_host_speaks(void)
 	return true;
 }
 
+/*
+ * The CPU limits (pvlock_glue.h, docs/cpu-ids.md): an algorithm serves CPU
+ * ids 0 .. cpu_limit - 1, so it is never chosen when nr_cpu_ids, final by
+ * now (possible_cpus=, NR_CPUS), is larger. pvlock=<name> naming one is
+ * reported by pvlock_report() and the default is taken instead.
+ */
+static const struct pvlock_algo *pvlock_refused;
+
+/*
+ * pvlock_test_cpu_limit=N: testing only. The algorithm named by pvlock=
+ * serves at most N CPUs, so that the refusal can be seen on a kernel whose
+ * NR_CPUS is below every real limit (selftests/guest-vm/run cpu-limit-test).
+ */
+static unsigned int pvlock_test_limit __initdata = ~0U;
+
+static int __init pvlock_test_limit_parse(char *arg)
+{
+	return kstrtouint(arg ? arg : "", 0, &pvlock_test_limit);
+}
+early_param("pvlock_test_cpu_limit", pvlock_test_limit_parse);
+
+static u32 __init pvlock_limit(const struct pvlock_algo *a)
+{
+	return a == pvlock_wanted ? min(a->cpu_limit, pvlock_test_limit) :
+				    a->cpu_limit;
+}
+
+static bool __init pvlock_serves(const struct pvlock_algo *a)
+{
+	return pvlock_limit(a) == ~0U || nr_cpu_ids <= pvlock_limit(a);
+}
+
+/* The first PV algorithm of the table that serves every possible CPU. */
+static const struct pvlock_algo * __init pvlock_default(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < pvlock_nr_algos; i++) {
+		const struct pvlock_algo *a = &pvlock_algos[i];
+
+		if (a->pv && !a->bench_only && pvlock_serves(a))
+			return a;
+	}
+	snprintf(pvlock_reason_buf, sizeof(pvlock_reason_buf),
+		 "no algorithm serves %u CPUs", nr_cpu_ids);
+	return pvlock_decline(pvlock_reason_buf);
+}
+
+/* pvlock=<name> if it serves every possible CPU, else the default. */
+static const struct pvlock_algo * __init pvlock_pick(void)
+{
+	if (!pvlock_wanted)
+		return pvlock_default();
+	if (pvlock_serves(pvlock_wanted))
+		return pvlock_wanted;
+	pvlock_refused = pvlock_wanted;
+	return pvlock_default();
+}
+
 static const struct pvlock_algo * __init pvlock_choose(void)
 {
 	bool kvm = kvm_para_available();
@@ -561,7 +663,7 @@ static const struct pvlock_algo * __init pvlock_choose(void)
 		/* Testing: no host support is needed, and none is used. */
 		if (kvm && pvlock_host_speaks())
 			pvlock_host = true;
-		return pvlock_wanted;
+		return pvlock_pick();
 	}
 	if (!kvm)
 		return pvlock_decline("not running on KVM");
@@ -572,7 +674,7 @@ static const struct pvlock_algo * __init pvlock_choose(void)
 	if (!pvlock_host_speaks())
 		return NULL;
 	pvlock_host = true;
-	return pvlock_wanted ? pvlock_wanted : &pvlock_algos[0];
+	return pvlock_pick();
 }
 
 void __init pvlock_spinlock_select(void)
@@ -672,6 +774,10 @@ static int __init pvlock_report(void)
 	if (pvlock_tune_error[0])
 		pr_warn("%s: skipped; keys: %s\n", pvlock_tune_error,
 			pvlock_tunable_keys);
+	if (pvlock_refused)
+		pr_warn("%s refused: it serves %u CPUs, nr_cpu_ids is %u; using %s\n",
+			pvlock_refused->name, pvlock_limit(pvlock_refused),
+			nr_cpu_ids, a ? a->name : pvlock_upstream_choice());
 
 	if (a && pvlock_host)
 		pr_info("using %s (host ABI %u.%u, features %#x)%s\n", a->name,
@@ -680,7 +786,7 @@ static int __init pvlock_report(void)
 			pvlock_area_of[0] ? "" : ", no shared area");
 	else if (a)
 		pr_info("using %s without host support (pvlock=%s,force: waits spin, kicks dropped)\n",
-			a->name, a->name);
+			a->name, pvlock_wanted->name);
 	else
 		pr_info("off: %s, using %s\n", pvlock_reason,
 			pvlock_upstream_choice());
