@@ -50,8 +50,11 @@ struct BackoffTicket : TicketWord<P> {
 		u16 old = Word::take(l);
 		u8 my = static_cast<u8>(old >> 8);
 
-		if (static_cast<u8>(old) != my)
+		if (static_cast<u8>(old) != my) {
+			P::contention_begin(l);
 			wait_turn(l, my, static_cast<u8>(old));
+			P::contention_end(l);
+		}
 		Word::acquired(l);
 	}
 

@@ -28,6 +28,14 @@
  *   clock()     a monotonic tick count, for adaptive timeouts (TSC, or the
  *               simulator's step counter); only differences are used
  *   percpu<T>(cpu)  this vCPU's instance of T, zero-initialised, one per T
+ *   contention_begin(l), contention_end(l)
+ *               lock() calls begin once it knows it must wait for l, before
+ *               its first spin or halt, and end once it owns l, before
+ *               lock() returns; an uncontended lock() and trylock() call
+ *               neither. In the kernel they are the lock:contention_begin/
+ *               end tracepoints that queued_spin_lock_slowpath() emits,
+ *               which perf lock contention and the BPF tools built on them
+ *               read. Not PV hooks: Native<P> keeps them.
  *
  * and the PV hooks, whose contracts are those of the kernel's pv_wait() and
  * pv_kick():
@@ -62,6 +70,7 @@
 #define PVLOCK_CORE_PLATFORM_H
 
 #include "atomic.h"
+#include "lock_word.h"
 
 namespace pvlock {
 

@@ -66,8 +66,11 @@ struct PreemptTicket {
 		u8 code = owner_encode(P::this_cpu());
 
 		if (static_cast<u8>(old) != my ||
-		    !P::cmpxchg(byte_of(l, 2), &free, code, Order::acquire))
+		    !P::cmpxchg(byte_of(l, 2), &free, code, Order::acquire)) {
+			P::contention_begin(l);
 			wait_turn(l, my, static_cast<u8>(old), code);
+			P::contention_end(l);
+		}
 		if constexpr (P::pv) {
 			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);

@@ -138,8 +138,11 @@ struct PvQueued {
 		u32 v = 0;
 
 		/* (0, 0, 0) -> (0, 0, me) */
-		if (!P::cmpxchg(&l->val, &v, me, Order::acquire))
+		if (!P::cmpxchg(&l->val, &v, me, Order::acquire)) {
+			P::contention_begin(l);
 			lock_slow(l, me);
+			P::contention_end(l);
+		}
 		if constexpr (P::pv) {
 			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);

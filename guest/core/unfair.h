@@ -39,8 +39,11 @@ struct UnfairTas {
 	{
 		u8 code = owner_encode(P::this_cpu());
 
-		if (!trylock_nohint(l, code))
+		if (!trylock_nohint(l, code)) {
+			P::contention_begin(l);
 			lock_slow(l, code);
+			P::contention_end(l);
+		}
 		if constexpr (P::pv) {
 			OwnerHints<P>::acquired(l, code);
 			P::hint_holding(1);

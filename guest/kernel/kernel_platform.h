@@ -120,6 +120,17 @@ struct KernelPlatform : BuiltinAtomics {
 			     : "memory");
 	}
 
+	/* lock:contention_begin/end, through the C layer (pvlock_main.c). */
+	static inline void contention_begin(LockWord *l)
+	{
+		pvlock_k_contention_begin(l);
+	}
+
+	static inline void contention_end(LockWord *l)
+	{
+		pvlock_k_contention_end(l);
+	}
+
 	static inline void hint_holding(int delta)
 	{
 		asm volatile("addl %1, %%gs:%P0"

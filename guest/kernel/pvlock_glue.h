@@ -70,4 +70,11 @@ PVLOCK_EXTERN_C void pvlock_k_wait(const unsigned char *ptr, unsigned char val);
 PVLOCK_EXTERN_C void pvlock_k_kick(pvlock_u32 cpu);
 PVLOCK_EXTERN_C bool pvlock_k_yield(pvlock_u32 cpu);
 
+/*
+ * The kernel's lock:contention_begin/end tracepoints, as upstream's
+ * queued_spin_lock_slowpath() emits them; called from the slow path only.
+ */
+PVLOCK_EXTERN_C void pvlock_k_contention_begin(pvlock_word_t *l);
+PVLOCK_EXTERN_C void pvlock_k_contention_end(pvlock_word_t *l);
+
 #endif /* PVLOCK_GLUE_H */

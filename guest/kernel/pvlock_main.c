@@ -41,6 +41,7 @@
 #include <asm/qspinlock.h>
 #include <asm/reboot.h>
 #include <asm/set_memory.h>
+#include <trace/events/lock.h>
 
 #include "hypercall-abi/pvlock_abi.h"
 #include "guest/kernel/pvlock_glue.h"
@@ -356,6 +357,25 @@ bool pvlock_k_yield(u32 cpu)
 		target = pvlock_apicid[cpu];
 	}
 	return pvlock_hc(PVLOCK_OP_YIELD, target) == 0;
+}
+
+/*
+ * The contention tracepoints of queued_spin_lock_slowpath(), which pvlock
+ * bypasses: perf lock contention, and every BPF tool on lock:contention_*,
+ * see pvlock's waiters as they see upstream's. Called by the algorithms
+ * from their slow paths only (guest/core/platform.h): begin before the
+ * first spin or halt, end once the lock is owned. With the tracepoints off
+ * each is a call and the tracepoint's static branch, on a path that has
+ * already lost the race for a cache line.
+ */
+void pvlock_k_contention_begin(struct qspinlock *lock)
+{
+	trace_contention_begin(lock, LCB_F_SPIN);
+}
+
+void pvlock_k_contention_end(struct qspinlock *lock)
+{
+	trace_contention_end(lock, 0);
 }
 
 /* --- per-CPU shared areas --------------------------------------------------- */

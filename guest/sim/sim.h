@@ -183,6 +183,9 @@ struct SimPlatform {
 	static bool yield_any() { return sim::yield_any(); }
 	static void hint_waiting_on(u32) {}
 	static void hint_holding(int) {}
+	/* Checked by test_sim's SimTraced, which overrides them. */
+	static void contention_begin(LockWord *) {}
+	static void contention_end(LockWord *) {}
 };
 
 } /* namespace pvlock */

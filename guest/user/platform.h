@@ -65,6 +65,9 @@ struct UserPlatform : BuiltinAtomics {
 	static bool yield_any();
 	static void hint_waiting_on(u32) {}
 	static void hint_holding(int) {}
+	/* No tracepoints in user space: perf sees the futex waits instead. */
+	static void contention_begin(LockWord *) {}
+	static void contention_end(LockWord *) {}
 
 	/*
 	 * Event counts, for the benchmark's report. A wait that ends at its

@@ -58,6 +58,8 @@ struct BenchPlatform : BuiltinAtomics {
 	static bool yield_any() { return false; }
 	static void hint_waiting_on(u32) {}
 	static void hint_holding(int) {}
+	static void contention_begin(LockWord *) {}
+	static void contention_end(LockWord *) {}
 };
 
 using WN = WaitNodes<BenchPlatform>;

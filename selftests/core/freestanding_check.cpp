@@ -25,6 +25,8 @@ bool pvlock_check_yield_to(u32 cpu);
 bool pvlock_check_yield_any(void);
 void pvlock_check_hint_waiting_on(u32 cpu);
 void pvlock_check_hint_holding(int delta);
+void pvlock_check_contention_begin(LockWord *l);
+void pvlock_check_contention_end(LockWord *l);
 }
 
 namespace {
@@ -53,6 +55,8 @@ struct CheckPlatform : BuiltinAtomics {
 	static bool yield_any() { return pvlock_check_yield_any(); }
 	static void hint_waiting_on(u32 c) { pvlock_check_hint_waiting_on(c); }
 	static void hint_holding(int d) { pvlock_check_hint_holding(d); }
+	static void contention_begin(LockWord *l) { pvlock_check_contention_begin(l); }
+	static void contention_end(LockWord *l) { pvlock_check_contention_end(l); }
 };
 
 struct Instantiate {

@@ -25,6 +25,11 @@
  * heads the lock word cannot name (ids >= owner_named_cpus) are exercised,
  * with a count of directed yields that reach the vCPU holding the lock.
  *
+ * Contention reports (platform.h's contention_begin/end, the kernel's
+ * lock:contention_* tracepoints): SimTraced checks that every spin, halt and
+ * yield inside lock() falls between the two, nested interrupts included,
+ * and that an uncontended lock() reports nothing.
+ *
  * A failure prints its seed; `test_sim <case> <seed>` replays just that seed.
  */
 #include "../../guest/core/algorithms.h"
@@ -60,6 +65,23 @@ struct Params {
 
 u64 only_seed;	/* nonzero: replay this seed only */
 
+/*
+ * One lock() call in progress on a vCPU, for SimTraced. An interrupt pushes
+ * a frame with no lock: spins in the handler outside its own lock() are not
+ * the interrupted lock()'s.
+ */
+enum class TraceState : u8 { before, begun, ended, outside };
+
+struct TraceFrame {
+	LockWord *lock;
+	TraceState state;
+};
+
+/* Totals over every seed of a case, for the "did anything contend" checks. */
+struct TraceTotals {
+	u64 begins, ends;
+} ttotal;
+
 /* State of one run, shared by the vCPU fibers (one thread, no races). */
 struct RunState {
 	LockWord locks[64];
@@ -75,6 +97,11 @@ struct RunState {
 	int irq_in_cs;
 	u32 irq_acq;
 	u32 holder;			/* vCPU + 1 in a critical section, 0: none */
+	/* lock() calls in progress: task, interrupt, interrupt's lock() */
+	TraceFrame trace[SimPlatform::max_cpus][3];
+	u32 trace_depth[SimPlatform::max_cpus];
+	u32 trace_violations;
+	const char *trace_why;
 	const Params *p;
 };
 
@@ -108,6 +135,103 @@ RunState &fixed_run_state()
 
 RunState &rs = fixed_run_state();
 
+void trace_violation(const char *why)
+{
+	if (!rs.trace_violations++)
+		rs.trace_why = why;
+}
+
+void trace_push(u32 vcpu, LockWord *l, TraceState s)
+{
+	rs.trace[vcpu][rs.trace_depth[vcpu]++] = TraceFrame{ l, s };
+}
+
+/* A lock() returns, or an interrupt handler does. */
+void trace_pop(u32 vcpu)
+{
+	TraceFrame &f = rs.trace[vcpu][--rs.trace_depth[vcpu]];
+
+	if (f.state == TraceState::begun)
+		trace_violation("lock() returned without contention_end");
+}
+
+/* A spin, halt or yield: inside lock(), only between begin and end. */
+void trace_wait_step()
+{
+	u32 vcpu = sim::current();
+	u32 d = rs.trace_depth[vcpu];
+
+	if (!d)
+		return;
+	switch (rs.trace[vcpu][d - 1].state) {
+	case TraceState::before:
+		trace_violation("lock() waited before contention_begin");
+		break;
+	case TraceState::ended:
+		trace_violation("lock() waited after contention_end");
+		break;
+	default:
+		break;
+	}
+}
+
+void trace_mark(LockWord *l, TraceState from, TraceState to, const char *misuse)
+{
+	u32 vcpu = sim::current();
+	u32 d = rs.trace_depth[vcpu];
+	TraceFrame *f = d ? &rs.trace[vcpu][d - 1] : nullptr;
+
+	if (!f || f->lock != l || f->state != from) {
+		trace_violation(misuse);
+		return;
+	}
+	f->state = to;
+	if (to == TraceState::begun)
+		ttotal.begins++;
+	else
+		ttotal.ends++;
+}
+
+/*
+ * The simulator with contention reports checked (drop_begin, drop_end: the
+ * negative controls, a lock that forgets one of them).
+ */
+template <bool drop_begin = false, bool drop_end = false>
+struct SimTraced : SimPlatform {
+	static void relax()
+	{
+		trace_wait_step();
+		SimPlatform::relax();
+	}
+	static void wait(const u8 *ptr, u8 val)
+	{
+		trace_wait_step();
+		SimPlatform::wait(ptr, val);
+	}
+	static bool yield_to(u32 cpu)
+	{
+		trace_wait_step();
+		return SimPlatform::yield_to(cpu);
+	}
+	static bool yield_any()
+	{
+		trace_wait_step();
+		return SimPlatform::yield_any();
+	}
+	static void contention_begin(LockWord *l)
+	{
+		if (!drop_begin)
+			trace_mark(l, TraceState::before, TraceState::begun,
+				   "contention_begin outside lock() or twice");
+	}
+	static void contention_end(LockWord *l)
+	{
+		if (!drop_end)
+			trace_mark(l, TraceState::begun, TraceState::ended,
+				   "contention_end without contention_begin");
+	}
+};
+
 void on_doorway(u32 vcpu)
 {
 	if (rs.waiting[vcpu]) {
@@ -128,7 +252,9 @@ void body(u32 vcpu, void *)
 
 		rs.waiting[vcpu] = true;
 		rs.doorway_snapshot[vcpu] = rs.total_acq;
+		trace_push(vcpu, l, TraceState::before);
 		A::lock(l);
+		trace_pop(vcpu);
 		if (!rs.waiting[vcpu] || p.doorway_at_entry) {
 			u32 overtakes = rs.total_acq - rs.doorway_snapshot[vcpu];
 
@@ -154,9 +280,12 @@ void body(u32 vcpu, void *)
 
 /* An interrupt handler: the lock of its own, a short critical section. */
 template <typename A>
-void irq_body(u32)
+void irq_body(u32 vcpu)
 {
+	trace_push(vcpu, nullptr, TraceState::outside);
+	trace_push(vcpu, &rs.irq_lock, TraceState::before);
 	A::lock(&rs.irq_lock);
+	trace_pop(vcpu);
 	if (rs.irq_in_cs++)
 		rs.violations++;
 	for (u32 s = 0; s < rs.p->irq_cs_steps; s++)
@@ -164,6 +293,7 @@ void irq_body(u32)
 	rs.irq_in_cs--;
 	rs.irq_acq++;
 	A::unlock(&rs.irq_lock);
+	trace_pop(vcpu);
 }
 
 struct Verdict {
@@ -209,6 +339,8 @@ Verdict explore(const Params &p, u64 first_seed = 1)
 			why = sim::outcome_name(res.outcome);
 		else if (rs.violations)
 			why = "mutual exclusion violated";
+		else if (rs.trace_violations)
+			why = rs.trace_why;
 		else if (p.overtake_bound && rs.max_overtakes > p.overtake_bound)
 			why = "waiter overtaken beyond the fairness bound";
 		else if (rs.total_acq != p.nvcpus * p.iters)
@@ -589,6 +721,71 @@ TEST("negative: the unfair lock fails the FIFO bound")
 
 	p.doorway_at_entry = true;
 	expect_caught<UnfairTas<SimPlatform>>(p, "unfairness");
+}
+
+struct TracedCorrect {
+	const Params &p;
+
+	template <typename A>
+	void operator()()
+	{
+		ttotal = TraceTotals{};
+		expect_correct<A>(p);
+		printf("#   %s: %llu contended acquisitions reported\n", A::name,
+		       (unsigned long long)ttotal.begins);
+		EXPECT(ttotal.begins > 0, "%s: no contention reported under 3x overcommit",
+		       A::name);
+		EXPECT(ttotal.begins == ttotal.ends, "%s: %llu begins, %llu ends", A::name,
+		       (unsigned long long)ttotal.begins, (unsigned long long)ttotal.ends);
+	}
+};
+
+TEST("contention reports: begin before the first wait, end once owned, every algorithm")
+{
+	Params p = overcommit(0);
+
+	p.irq_permille = 20;
+	p.seeds = 150;
+	for_each_algorithm<SimTraced<>>(TracedCorrect{ p });
+
+	/* And where the PV locks halt: queue heads and ticket waiters. */
+	HaltSoon h;
+
+	TracedCorrect{ p }.operator()<PvQueued<SimTraced<>>>();
+	TracedCorrect{ p }.operator()<PvTicket<SimTraced<>>>();
+}
+
+struct TracedUncontended {
+	template <typename A>
+	void operator()()
+	{
+		Params p;
+
+		p.nvcpus = 1;
+		p.npcpus = 1;
+		p.seeds = 5;
+		ttotal = TraceTotals{};
+		expect_correct<A>(p);
+		EXPECT(ttotal.begins == 0, "%s: %llu contention reports with one vCPU",
+		       A::name, (unsigned long long)ttotal.begins);
+	}
+};
+
+TEST("contention reports: an uncontended lock() reports nothing")
+{
+	for_each_algorithm<SimTraced<>>(TracedUncontended{});
+}
+
+TEST("negative: a lock that does not report contention_begin is caught")
+{
+	expect_caught<PvQueued<SimTraced<true, false>>>(overcommit(0), "no begin (pvqueued)");
+	expect_caught<PvTicket<SimTraced<true, false>>>(overcommit(0), "no begin (pvticket)");
+}
+
+TEST("negative: a lock that does not report contention_end is caught")
+{
+	expect_caught<PvQueued<SimTraced<false, true>>>(overcommit(0), "no end (pvqueued)");
+	expect_caught<UnfairTas<SimTraced<false, true>>>(overcommit(0), "no end (unfair)");
 }
 
 TEST("ids: every id's code decodes back or reads 'cannot name', never 'halted'")
