@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * pvlock-top: watch the pvlock hypercall handler of a KVM host, per VM and
+ * per vCPU: waits and why they ended, kicks, directed yields, preempted lock
+ * holders, kick-to-run latency and wait-duration histograms.
+ *
+ * The counting is done by pvlock-top.bpf.c on the kvm_pvlock_* tracepoints
+ * of host/patches; this side checks the host, loads the programs, reads the
+ * per-vCPU map every interval and prints a table, a summary or JSON lines.
+ * docs/observability.md has the how and the numbers.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "pvlock_abi.h"
+#include "pvlock-top.h"
+#include "pvlock-top.skel.h"
+
+#define PROG "pvlock-top"
+#define NR_COUNTERS (sizeof(struct pt_vcpu) / sizeof(__u64))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define U(x) ((unsigned long long)(x))	/* __u64 is unsigned long here */
+
+static_assert(sizeof(struct pt_vcpu) % sizeof(__u64) == 0,
+	      "pt_vcpu must be a plain array of __u64 for snap_sub()/vm_sum()");
+
+static const char usage_text[] =
+"usage: pvlock-top [-i SEC] [-d SEC] [-j] [-p PID] [-v]\n"
+"\n"
+"Show what the KVM pvlock handler (host/patches) does, per VM and per vCPU,\n"
+"from its kvm_pvlock_* tracepoints. A VM is the process of its vCPU threads.\n"
+"\n"
+"  -i, --interval SEC   refresh the live table every SEC seconds (default 1);\n"
+"                       each table counts what happened in its interval\n"
+"  -d, --duration SEC   count for SEC seconds (or until SIGINT), print one\n"
+"                       summary with histograms, exit\n"
+"  -j, --json           JSON lines: one object per interval, or one at the end\n"
+"                       with -d\n"
+"  -p, --pid PID        only the VM whose process is PID\n"
+"  -v, --verbose        show libbpf's messages\n"
+"      --fake-data      print one report of made-up counts without touching the\n"
+"                       kernel (tests of the output format)\n"
+"  -h, --help           this text\n"
+"\n"
+"Needs root, a kernel with BTF, and kvm.ko built with host/patches.\n";
+
+static struct {
+	double interval;
+	double duration;
+	bool json;
+	bool verbose;
+	bool fake;
+	long pid;
+} env = { .interval = 1.0 };
+
+/*
+ * SIGINT and SIGTERM stay blocked and end the naps of sleep_until(): no
+ * handler, so nothing is shared with one.
+ */
+static sigset_t stop_signals;
+static bool exiting;
+
+/* One line, the program's name first: every failure a user can cause. */
+static int fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+/* libbpf's own messages are for debugging: -v shows them, else they would bury ours. */
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!env.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static bool parse_secs(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400 * 365)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "fake-data", no_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	char *end;
+	int c;
+
+	opterr = 0;	/* getopt's messages take two lines; ours below take one */
+	while ((c = getopt_long(argc, argv, ":hi:d:jp:v", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case 'i':
+			if (!parse_secs(optarg, &env.interval))
+				return fail(2, "bad interval '%s': a positive number of seconds",
+					    optarg);
+			break;
+		case 'd':
+			if (!parse_secs(optarg, &env.duration))
+				return fail(2, "bad duration '%s': a positive number of seconds",
+					    optarg);
+			break;
+		case 'j':
+			env.json = true;
+			break;
+		case 'p':
+			errno = 0;
+			env.pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || env.pid <= 0 || env.pid > 0x3fffffff)
+				return fail(2, "bad pid '%s'", optarg);
+			break;
+		case 'v':
+			env.verbose = true;
+			break;
+		case 'F':
+			env.fake = true;
+			break;
+		case ':':
+			return fail(2, "option '%s' needs a value (see -h)", argv[optind - 1]);
+		default:
+			if (optopt)
+				return fail(2, "unknown option '-%c' (see -h)", optopt);
+			return fail(2, "unknown option '%s' (see -h)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return fail(2, "unexpected argument '%s' (see -h)", argv[optind]);
+	return 0;
+}
+
+/* --- the host: BTF, tracefs, the handler's tracepoints and their layout --- */
+
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+static const char *tracefs;
+
+static bool has_events(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/events", dir);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * libbpf finds a tracepoint's id in tracefs. A host may boot without it
+ * mounted (this project's build machine does); mount it where the kernel
+ * provides the mount point rather than fail on a detail of setup.
+ */
+static int find_tracefs(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
+		if (has_events(tracefs_dirs[i])) {
+			tracefs = tracefs_dirs[i];
+			return 0;
+		}
+	}
+	if (mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) == 0 &&
+	    has_events(tracefs_dirs[0])) {
+		tracefs = tracefs_dirs[0];
+		return 0;
+	}
+	return fail(1,
+		    "tracefs is not mounted and mounting it failed (%s): mount -t tracefs nodev %s",
+		    strerror(errno), tracefs_dirs[0]);
+}
+
+struct field_want {
+	const char *name;
+	unsigned int offset;
+	unsigned int size;
+};
+
+#define FIELD(type, f, name) \
+	{ name, __builtin_offsetof(type, f), sizeof(((type *)0)->f) }
+
+struct event_want {
+	const char *name;
+	struct field_want fields[6];
+};
+
+static const struct event_want events[] = {
+	{ "kvm_pvlock_call", {
+		FIELD(struct pt_call_entry, vcpu_id, "vcpu_id"),
+		FIELD(struct pt_call_entry, a0, "a0"),
+		FIELD(struct pt_call_entry, a1, "a1"),
+		FIELD(struct pt_call_entry, ret, "ret"),
+		FIELD(struct pt_call_entry, halted, "halted") } },
+	{ "kvm_pvlock_wake", {
+		FIELD(struct pt_wake_entry, vcpu_id, "vcpu_id"),
+		FIELD(struct pt_wake_entry, reason, "reason"),
+		FIELD(struct pt_wake_entry, waited_ns, "waited_ns"),
+		FIELD(struct pt_wake_entry, latency_ns, "latency_ns") } },
+	{ "kvm_pvlock_kick", {
+		FIELD(struct pt_kick_entry, vcpu_id, "vcpu_id"),
+		FIELD(struct pt_kick_entry, target_id, "target_id"),
+		FIELD(struct pt_kick_entry, waiting, "waiting") } },
+	{ "kvm_pvlock_yield", {
+		FIELD(struct pt_yield_entry, vcpu_id, "vcpu_id"),
+		FIELD(struct pt_yield_entry, target_id, "target_id"),
+		FIELD(struct pt_yield_entry, why_loc, "why"),
+		FIELD(struct pt_yield_entry, ret, "ret") } },
+	{ "kvm_pvlock_preempt", {
+		FIELD(struct pt_preempt_entry, vcpu_id, "vcpu_id"),
+		FIELD(struct pt_preempt_entry, preempted, "preempted"),
+		FIELD(struct pt_preempt_entry, holder, "holder"),
+		FIELD(struct pt_preempt_entry, seq, "seq") } },
+};
+
+/* Hold one event's format file against the layout pvlock-top.h declares. */
+static int check_event(const struct event_want *ev)
+{
+	char path[256], line[512], decl[256], *name;
+	const struct field_want *w;
+	unsigned int off, size;
+	bool seen[6] = {};
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/events/kvm/%s/format", tracefs, ev->name);
+	f = fopen(path, "r");
+	if (!f)
+		return fail(1,
+			    "no tracepoint kvm:%s (%s): kvm module without the pvlock handler (host/patches) loaded?",
+			    ev->name, path);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " field:%255[^;]; offset:%u; size:%u;", decl, &off, &size) != 3)
+			continue;
+		/* "unsigned long a0", "__data_loc char[] why": the name is the last word */
+		name = strrchr(decl, ' ');
+		name = name ? name + 1 : decl;
+		for (i = 0; i < 6 && ev->fields[i].name; i++) {
+			w = &ev->fields[i];
+			if (strcmp(w->name, name))
+				continue;
+			seen[i] = true;
+			if (w->offset != off || w->size != size) {
+				fclose(f);
+				return fail(1,
+					    "kvm:%s: field %s is at offset %u size %u, the tool expects %u/%u: it does not match this kernel's pvlock patch",
+					    ev->name, name, off, size, w->offset, w->size);
+			}
+		}
+	}
+	fclose(f);
+	for (i = 0; i < 6 && ev->fields[i].name; i++)
+		if (!seen[i])
+			return fail(1,
+				    "kvm:%s has no field %s: it does not match this kernel's pvlock patch",
+				    ev->name, ev->fields[i].name);
+	return 0;
+}
+
+static int check_host(void)
+{
+	size_t i;
+	int err;
+
+	if (geteuid() != 0)
+		return fail(1,
+			    "must run as root (loading BPF programs needs CAP_BPF and CAP_PERFMON)");
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return fail(1,
+			    "this kernel has no BTF (/sys/kernel/btf/vmlinux): CO-RE needs CONFIG_DEBUG_INFO_BTF=y");
+	err = find_tracefs();
+	if (err)
+		return err;
+	for (i = 0; i < ARRAY_SIZE(events); i++) {
+		err = check_event(&events[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* --- snapshots of the per-vCPU map --- */
+
+struct row {
+	struct pt_key key;
+	struct pt_vcpu v;
+};
+
+struct snap {
+	struct row *rows;
+	size_t n, cap;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct pt_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->vcpu_id != y->vcpu_id)
+		return x->vcpu_id < y->vcpu_id ? -1 : 1;
+	return 0;
+}
+
+static struct row *snap_add(struct snap *s, const struct pt_key *key)
+{
+	struct row *r;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->rows = realloc(s->rows, s->cap * sizeof(*s->rows));
+		if (!s->rows) {
+			fail(1, "out of memory");
+			exit(1);
+		}
+	}
+	r = &s->rows[s->n++];
+	memset(r, 0, sizeof(*r));
+	r->key = *key;
+	return r;
+}
+
+/* Entries are never deleted, so walking the keys while BPF adds some is safe. */
+static int snap_read(int fd, struct snap *s)
+{
+	struct pt_key key, next, *prev = NULL;
+	struct row *r;
+
+	s->n = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		r = snap_add(s, &next);
+		if (bpf_map_lookup_elem(fd, &next, &r->v))
+			s->n--;
+		key = next;
+		prev = &key;
+	}
+	qsort(s->rows, s->n, sizeof(*s->rows), key_cmp);
+	return 0;
+}
+
+/* cur -= prev, row by row: what happened since prev was taken. */
+static void snap_sub(struct snap *cur, const struct snap *prev)
+{
+	const struct row *p;
+	__u64 *c;
+	size_t i, k;
+
+	for (i = 0; i < cur->n; i++) {
+		p = bsearch(&cur->rows[i].key, prev->rows, prev->n, sizeof(*prev->rows), key_cmp);
+		if (!p)
+			continue;
+		c = (__u64 *)&cur->rows[i].v;
+		for (k = 0; k < NR_COUNTERS; k++)
+			c[k] -= ((const __u64 *)&p->v)[k];
+	}
+}
+
+static void vm_sum(struct pt_vcpu *sum, const struct pt_vcpu *v)
+{
+	size_t k;
+
+	for (k = 0; k < NR_COUNTERS; k++)
+		((__u64 *)sum)[k] += ((const __u64 *)v)[k];
+}
+
+static void snap_copy(struct snap *dst, const struct snap *src)
+{
+	size_t i;
+
+	dst->n = 0;
+	for (i = 0; i < src->n; i++)
+		snap_add(dst, &src->rows[i].key)->v = src->rows[i].v;
+}
+
+/* --- made-up counts (--fake-data): every output path without a kernel --- */
+
+static void fake_snap(struct snap *s)
+{
+	static const __u32 vm_pids[] = { 4242, 4343 };
+	struct pt_key key;
+	struct pt_vcpu *v;
+	unsigned int m, c, k;
+
+	for (m = 0; m < 2; m++) {
+		for (c = 0; c < 2 + m; c++) {
+			key.tgid = vm_pids[m];
+			key.vcpu_id = c;
+			v = &snap_add(s, &key)->v;
+			k = 10 * (m + 1) + c;
+			v->waits = 10 * k;
+			v->halts = 8 * k;
+			v->wake[PVLOCK_WAKE_KICK] = 7 * k;
+			v->wake[PVLOCK_WAKE_IRQ] = 2 * k;
+			v->wake[PVLOCK_WAKE_TIMEOUT] = k;
+			v->wait_ns = 8 * k * 20000;
+			v->wait_hist[14] = 5 * k;
+			v->wait_hist[15] = 3 * k;
+			v->kick_calls = 9 * k;
+			v->kicks = 9 * k;
+			v->kicks_woke = 6 * k;
+			v->kicked = 9 * k;
+			v->lat_count = 6 * k;
+			v->lat_ns = 6 * k * 5000;
+			v->lat_hist[12] = 6 * k;
+			v->yield_named = 4 * k;
+			v->yield_named_ok = 2 * k;
+			v->yield_any = 3 * k;
+			v->yield_any_ok = k;
+			v->tries[PT_WHY_NAMED] = 4 * k;
+			v->tries_ok[PT_WHY_NAMED] = 2 * k;
+			v->tries[PT_WHY_HOLDER] = 2 * k;
+			v->tries_ok[PT_WHY_HOLDER] = k;
+			v->tries[PT_WHY_PREEMPTED] = k;
+			v->preempted = 5 * k;
+			v->preempted_holder = k;
+			v->errors = 3 * k;
+			v->calls = v->waits + v->kick_calls + v->yield_named + v->yield_any + 1;
+		}
+	}
+}
+
+/* --- output --- */
+
+static struct pvlock_top_bpf *skel;
+
+static void vm_comm(__u32 tgid, char *buf, size_t len)
+{
+	struct pt_vm vm;
+	char path[64];
+	FILE *f;
+
+	if (env.fake) {
+		snprintf(buf, len, "qemu-fake-%u", tgid);
+		return;
+	}
+	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.vms), &tgid, &vm) && vm.comm[0]) {
+		snprintf(buf, len, "%.*s", PT_COMM_LEN, vm.comm);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
+	f = fopen(path, "r");
+	if (f && fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	else
+		snprintf(buf, len, "?");
+	if (f)
+		fclose(f);
+}
+
+static __u64 dropped_events(void)
+{
+	return env.fake ? 0 : skel->bss->dropped;
+}
+
+/* The upper bound of the log2 bucket that holds the q-quantile; 0 if empty. */
+static __u64 quantile(const __u64 *hist, double q)
+{
+	__u64 total = 0, seen = 0;
+	int i;
+
+	for (i = 0; i < PT_SLOTS; i++)
+		total += hist[i];
+	if (!total)
+		return 0;
+	for (i = 0; i < PT_SLOTS; i++) {
+		seen += hist[i];
+		if (seen >= q * total)
+			break;
+	}
+	return 2ULL << (i < PT_SLOTS ? i : PT_SLOTS - 1);
+}
+
+/* "1.2ms" style: histograms span ns to a second. */
+static const char *human_ns(__u64 ns, char *buf, size_t len)
+{
+	if (ns < 10000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 10000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else
+		snprintf(buf, len, "%.1fms", ns / 1e6);
+	return buf;
+}
+
+static void print_hist(const char *title, const __u64 *hist)
+{
+	int i, lo = PT_SLOTS, hi = -1, stars, width = 40;
+	__u64 max = 0;
+
+	for (i = 0; i < PT_SLOTS; i++) {
+		if (!hist[i])
+			continue;
+		if (i < lo)
+			lo = i;
+		hi = i;
+		if (hist[i] > max)
+			max = hist[i];
+	}
+	printf("  %s\n", title);
+	if (hi < 0) {
+		printf("    (none)\n");
+		return;
+	}
+	printf("    %22s : %-8s distribution\n", "ns", "count");
+	for (i = lo; i <= hi; i++) {
+		stars = (int)((hist[i] * width + max - 1) / max);
+		printf("    %10llu -> %-9llu : %-8llu |%-*.*s|\n",
+		       i ? 1ULL << i : 0ULL, (2ULL << i) - 1, (unsigned long long)hist[i],
+		       width, stars, "****************************************");
+	}
+}
+
+static void print_header_row(void)
+{
+	printf(" %5s %7s %7s %6s %6s %5s %5s %6s %6s %6s %6s %6s %6s %6s %6s %7s %6s\n",
+	       "vcpu", "calls", "waits", "halts", "w:kick", "w:irq", "w:tmo",
+	       "kcalls", "kicks", "woke", "recvd", "y:name", "ok", "y:any", "ok",
+	       "preempt", "holder");
+}
+
+static void print_row(const char *label, const struct pt_vcpu *v)
+{
+	printf(" %5s %7llu %7llu %6llu %6llu %5llu %5llu", label,
+	       U(v->calls), U(v->waits), U(v->halts), U(v->wake[PVLOCK_WAKE_KICK]),
+	       U(v->wake[PVLOCK_WAKE_IRQ]), U(v->wake[PVLOCK_WAKE_TIMEOUT]));
+	printf(" %6llu %6llu %6llu %6llu %6llu %6llu %6llu %6llu %7llu %6llu\n",
+	       U(v->kick_calls), U(v->kicks), U(v->kicks_woke), U(v->kicked),
+	       U(v->yield_named), U(v->yield_named_ok), U(v->yield_any), U(v->yield_any_ok),
+	       U(v->preempted), U(v->preempted_holder));
+}
+
+static void print_vm_notes(const struct pt_vcpu *t)
+{
+	char a[24], b[24], c[24], d[24];
+	__u64 halted = 0;
+	int i;
+
+	for (i = 0; i < PT_SLOTS; i++)
+		halted += t->wait_hist[i];
+	printf("   wait: %llu ended, avg %s, p50 < %s, p99 < %s;",
+	       U(t->wake[0] + t->wake[1] + t->wake[2]),
+	       human_ns(halted ? t->wait_ns / halted : 0, a, sizeof(a)),
+	       human_ns(quantile(t->wait_hist, 0.5), b, sizeof(b)),
+	       human_ns(quantile(t->wait_hist, 0.99), c, sizeof(c)));
+	printf(" kick->run: %llu, avg %s, p99 < %s\n", U(t->lat_count),
+	       human_ns(t->lat_count ? t->lat_ns / t->lat_count : 0, a, sizeof(a)),
+	       human_ns(quantile(t->lat_hist, 0.99), d, sizeof(d)));
+	printf("   yield targets tried/ok: named %llu/%llu hinted %llu/%llu",
+	       U(t->tries[PT_WHY_NAMED]), U(t->tries_ok[PT_WHY_NAMED]),
+	       U(t->tries[PT_WHY_HINTED]), U(t->tries_ok[PT_WHY_HINTED]));
+	printf(" holder %llu/%llu preempted %llu/%llu; errors %llu\n",
+	       U(t->tries[PT_WHY_HOLDER]), U(t->tries_ok[PT_WHY_HOLDER]),
+	       U(t->tries[PT_WHY_PREEMPTED]), U(t->tries_ok[PT_WHY_PREEMPTED]),
+	       U(t->errors));
+}
+
+static bool wanted(__u32 tgid)
+{
+	return !env.pid || tgid == (__u32)env.pid;
+}
+
+/* Rows [*i, end) of one VM; their sum in *total. */
+static size_t vm_rows(const struct snap *s, size_t i, struct pt_vcpu *total)
+{
+	size_t end = i;
+
+	memset(total, 0, sizeof(*total));
+	while (end < s->n && s->rows[end].key.tgid == s->rows[i].key.tgid)
+		vm_sum(total, &s->rows[end++].v);
+	return end;
+}
+
+static int term_lines(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 10)
+		return 0;
+	return ws.ws_row;
+}
+
+/* A table: per VM a total row, its notes, and its vCPUs while the screen lasts. */
+static void print_table(const struct snap *s, double secs, bool summary)
+{
+	int lines = summary ? 0 : term_lines(), used;
+	struct pt_vcpu total;
+	char comm[64], label[16], tbuf[32];
+	size_t i, j, end, vms = 0;
+	time_t now = time(NULL);
+
+	if (lines)
+		printf("\033[H\033[J");	/* top-like: one screen, redrawn */
+	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&now));
+	printf("pvlock-top %s  %s %.1f s", tbuf, summary ? "summary of" : "interval", secs);
+	if (dropped_events())
+		printf("  (%llu events dropped: maps full)", U(dropped_events()));
+	printf("\n");
+	used = 2;
+	for (i = 0; i < s->n; i = end) {
+		end = vm_rows(s, i, &total);
+		if (!wanted(s->rows[i].key.tgid))
+			continue;
+		vms++;
+		vm_comm(s->rows[i].key.tgid, comm, sizeof(comm));
+		printf("\nVM pid %u %s, %zu vCPUs seen\n", s->rows[i].key.tgid, comm, end - i);
+		print_header_row();
+		print_row("all", &total);
+		print_vm_notes(&total);
+		used += 6;
+		for (j = i; j < end; j++) {
+			if (lines && used >= lines - 1) {
+				printf("   ... %zu more vCPUs\n", end - j);
+				used++;
+				break;
+			}
+			snprintf(label, sizeof(label), "%u", s->rows[j].key.vcpu_id);
+			print_row(label, &s->rows[j].v);
+			used++;
+		}
+		if (summary) {
+			print_hist("wait duration (halted waits, kvm_pvlock_wake):",
+				   total.wait_hist);
+			print_hist("kick-to-run latency (kicked waits):", total.lat_hist);
+		}
+	}
+	if (!vms)
+		printf("\nno pvlock activity%s\n", env.pid ? " from that pid" : "");
+	fflush(stdout);
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void json_hist(const char *name, const __u64 *hist)
+{
+	int i, last = -1;
+
+	for (i = 0; i < PT_SLOTS; i++)
+		if (hist[i])
+			last = i;
+	printf(",\"%s\":[", name);
+	for (i = 0; i <= last; i++)
+		printf("%s%llu", i ? "," : "", U(hist[i]));
+	printf("]");
+}
+
+static void json_why(const char *name, const __u64 *v)
+{
+	printf(",\"%s\":{\"named\":%llu,\"hinted\":%llu,\"holder\":%llu",
+	       name, U(v[PT_WHY_NAMED]), U(v[PT_WHY_HINTED]), U(v[PT_WHY_HOLDER]));
+	printf(",\"preempted\":%llu,\"other\":%llu}",
+	       U(v[PT_WHY_PREEMPTED]), U(v[PT_WHY_OTHER]));
+}
+
+/* The counters of one vCPU or VM; the pvlock_* names are KVM's binary stats. */
+static void json_counters(const struct pt_vcpu *v)
+{
+	printf("\"calls\":%llu,\"pvlock_errors\":%llu,\"pvlock_waits\":%llu,\"halts\":%llu",
+	       U(v->calls), U(v->errors), U(v->waits), U(v->halts));
+	printf(",\"pvlock_wake_kick\":%llu,\"pvlock_wake_irq\":%llu,\"pvlock_wake_timeout\":%llu",
+	       U(v->wake[PVLOCK_WAKE_KICK]), U(v->wake[PVLOCK_WAKE_IRQ]),
+	       U(v->wake[PVLOCK_WAKE_TIMEOUT]));
+	printf(",\"pvlock_wait_ns\":%llu,\"kick_calls\":%llu,\"pvlock_kicks\":%llu",
+	       U(v->wait_ns), U(v->kick_calls), U(v->kicks));
+	printf(",\"kicks_woke\":%llu,\"kicks_received\":%llu", U(v->kicks_woke), U(v->kicked));
+	printf(",\"pvlock_wake_latency_ns\":%llu,\"latency_count\":%llu",
+	       U(v->lat_ns), U(v->lat_count));
+	printf(",\"pvlock_yield_attempted\":%llu,\"pvlock_yield_successful\":%llu",
+	       U(v->yield_named + v->yield_any), U(v->yield_named_ok + v->yield_any_ok));
+	printf(",\"yield_named_attempted\":%llu,\"yield_named_successful\":%llu",
+	       U(v->yield_named), U(v->yield_named_ok));
+	printf(",\"pvlock_yield_any\":%llu,\"yield_any_successful\":%llu",
+	       U(v->yield_any), U(v->yield_any_ok));
+	printf(",\"pvlock_yield_any_hinted\":%llu,\"pvlock_yield_any_holder\":%llu",
+	       U(v->tries_ok[PT_WHY_HINTED]), U(v->tries_ok[PT_WHY_HOLDER]));
+	json_why("yield_tries", v->tries);
+	json_why("yield_tries_successful", v->tries_ok);
+	printf(",\"pvlock_preempted\":%llu,\"preempted_holder\":%llu",
+	       U(v->preempted), U(v->preempted_holder));
+	json_hist("wait_hist", v->wait_hist);
+	json_hist("latency_hist", v->lat_hist);
+}
+
+static void print_json(const struct snap *s, double secs, bool summary)
+{
+	struct pt_vcpu total;
+	char comm[64], tbuf[40];
+	size_t i, j, end;
+	bool first = true;
+	time_t now = time(NULL);
+
+	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+	printf("{\"type\":\"%s\",\"time\":\"%s\",\"seconds\":%.3f,\"dropped\":%llu",
+	       summary ? "summary" : "interval", tbuf, secs, U(dropped_events()));
+	printf(",\"hist_unit\":\"ns, log2: bucket i counts [2^i, 2^(i+1)), bucket 0 also 0\"");
+	printf(",\"vms\":[");
+	for (i = 0; i < s->n; i = end) {
+		end = vm_rows(s, i, &total);
+		if (!wanted(s->rows[i].key.tgid))
+			continue;
+		vm_comm(s->rows[i].key.tgid, comm, sizeof(comm));
+		printf("%s{\"pid\":%u,\"comm\":", first ? "" : ",", s->rows[i].key.tgid);
+		json_str(comm);
+		printf(",\"total\":{");
+		json_counters(&total);
+		printf("},\"vcpus\":[");
+		for (j = i; j < end; j++) {
+			printf("%s{\"vcpu\":%u,", j == i ? "" : ",", s->rows[j].key.vcpu_id);
+			json_counters(&s->rows[j].v);
+			printf("}");
+		}
+		printf("]}");
+		first = false;
+	}
+	printf("]}\n");
+	fflush(stdout);
+}
+
+static void report(const struct snap *s, double secs, bool summary)
+{
+	if (env.json)
+		print_json(s, secs, summary);
+	else
+		print_table(s, secs, summary);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sleep until @until (monotonic seconds) or until SIGINT or SIGTERM comes. */
+static void sleep_until(double until)
+{
+	struct timespec ts;
+	double left;
+
+	while (!exiting && (left = until - now_s()) > 0) {
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
+		if (sigtimedwait(&stop_signals, NULL, &ts) > 0)
+			exiting = true;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct snap cur = {}, prev = {}, delta = {};
+	double start, next;
+	int err, fd;
+
+	err = parse_args(argc, argv);
+	if (err)
+		return err;
+	if (env.fake) {
+		fake_snap(&cur);
+		report(&cur, env.duration ? env.duration : env.interval, env.duration > 0);
+		return 0;
+	}
+	err = check_host();
+	if (err)
+		return err;
+	/* Blocked before the programs attach: a later Ctrl-C ends a -d run with its summary. */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
+
+	libbpf_set_print(print_libbpf);
+	skel = pvlock_top_bpf__open_and_load();
+	if (!skel)
+		return fail(1, "loading the BPF programs failed: %s (-v shows libbpf's log)",
+			    strerror(errno));
+	err = pvlock_top_bpf__attach(skel);
+	if (err) {
+		pvlock_top_bpf__destroy(skel);
+		return fail(1,
+			    "attaching to the kvm_pvlock_* tracepoints failed: %s (-v shows libbpf's log)",
+			    strerror(-err));
+	}
+	fd = bpf_map__fd(skel->maps.vcpus);
+
+	start = now_s();
+	if (env.duration) {
+		if (!env.json)
+			fprintf(stderr, PROG ": counting for %.1f s (Ctrl-C ends it early)\n",
+				env.duration);
+		sleep_until(start + env.duration);
+		snap_read(fd, &cur);
+		report(&cur, now_s() - start, true);
+	} else {
+		for (next = start + env.interval; !exiting; next += env.interval) {
+			sleep_until(next);
+			if (exiting)
+				break;
+			snap_read(fd, &cur);
+			snap_copy(&delta, &cur);
+			snap_sub(&delta, &prev);
+			report(&delta, env.interval, false);
+			snap_copy(&prev, &cur);
+		}
+	}
+	pvlock_top_bpf__destroy(skel);
+	free(cur.rows);
+	free(prev.rows);
+	free(delta.rows);
+	return 0;
+}
