@@ -32,6 +32,15 @@ $(CORE_BUILD)/test_sim: $(TOP)/selftests/core/test_sim.cpp $(SIM_SRCS) $(CORE_HE
 	@mkdir -p $(@D)
 	$(CORE_CPU_LOCK) $(CXX) $(CORE_CXXFLAGS) -O2 -o $@ $< $(SIM_SRCS)
 
+# The store-buffer modes (x86-TSO, weak) and the fence / order negative controls.
+$(CORE_BUILD)/test_sim_memory: $(TOP)/selftests/core/test_sim_memory.cpp $(SIM_SRCS) $(CORE_HEADERS)
+	@mkdir -p $(@D)
+	$(CORE_CPU_LOCK) $(CXX) $(CORE_CXXFLAGS) -O2 -o $@ $< $(SIM_SRCS)
+
+$(CORE_BUILD)/test_sim_memory.ubsan: $(TOP)/selftests/core/test_sim_memory.cpp $(SIM_SRCS) $(CORE_HEADERS)
+	@mkdir -p $(@D)
+	$(CORE_CPU_LOCK) $(CXX) $(CORE_CXXFLAGS) -O1 -fsanitize=undefined -fno-sanitize-recover=all -o $@ $< $(SIM_SRCS)
+
 # TSan ignores fences (-Wno-tsan): the lock code orders its atomics with
 # acquire/release too, and the fences only pair atomic accesses (Dekker).
 
@@ -63,12 +72,15 @@ $(CORE_BUILD)/pvlock-bench: $(TOP)/guest/user/bench.cpp $(USER_SRCS) $(CORE_HEAD
 
 # Each binary prints TAP and a closing "N passed, N failed"; the summary
 # line at the end adds them up for CI.
-core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan $(CORE_BUILD)/test_threads \
+core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan \
+	   $(CORE_BUILD)/test_sim_memory $(CORE_BUILD)/test_sim_memory.ubsan $(CORE_BUILD)/test_threads \
 	   $(CORE_BUILD)/test_threads.tsan $(CORE_BUILD)/freestanding_check.o $(CORE_BUILD)/bench_lookup
 	@$(CORE_CPU_LOCK) $(TOP)/scripts/run-tests core \
 		"$(TOP)/scripts/guest/check-cxx-object nm readelf $(CORE_BUILD)/freestanding_check.o" \
 		$(CORE_BUILD)/test_sim \
 		$(CORE_BUILD)/test_sim.ubsan \
+		$(CORE_BUILD)/test_sim_memory \
+		$(CORE_BUILD)/test_sim_memory.ubsan \
 		$(CORE_BUILD)/test_threads \
 		$(CORE_BUILD)/bench_lookup \
 		"env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 setarch -R $(CORE_BUILD)/test_threads.tsan"

@@ -59,7 +59,19 @@ enum class State { runnable, halted, done };
 
 constexpr unsigned long stack_size = 256 * 1024;
 
+/* A store buffer entry: size bytes of value for addr. */
+struct Pending {
+	u8 *addr;
+	u8 size;
+	bool release;	/* Memory::weak: leaves only once it is the oldest */
+	u8 val[8];
+};
+
+constexpr unsigned int buffer_size = 32;	/* a core's, roughly (Skylake: 56) */
+
 struct Vcpu {
+	Pending buf[buffer_size];
+	u32 nbuf;
 	void *sp;
 	char *stack;
 	State state;
@@ -123,11 +135,113 @@ u32 pick(Pred pred)
 
 bool is_preempted(const Vcpu &v) { return v.state == State::runnable && !v.on_cpu; }
 
+/* Write entry i of v's buffer to memory and take it out. */
+void flush_entry(Vcpu &v, u32 i)
+{
+	Pending &e = v.buf[i];
+
+	memcpy(e.addr, e.val, e.size);
+	memmove(&v.buf[i], &v.buf[i + 1], (v.nbuf - i - 1) * sizeof(Pending));
+	v.nbuf--;
+}
+
+void drain(Vcpu &v)
+{
+	for (u32 i = 0; i < v.nbuf; i++)
+		memcpy(v.buf[i].addr, v.buf[i].val, v.buf[i].size);
+	v.nbuf = 0;
+}
+
+bool overlaps(const Pending &e, const u8 *p, unsigned int size)
+{
+	return e.addr < p + size && p < e.addr + e.size;
+}
+
+/* Memory::weak: entry i may leave now (see sim.h). */
+bool may_leave(const Vcpu &v, u32 i)
+{
+	if (v.buf[i].release && i)
+		return false;
+	for (u32 j = 0; j < i; j++)
+		if (overlaps(v.buf[j], v.buf[i].addr, v.buf[i].size))
+			return false;
+	return true;
+}
+
+/* The scheduler's choice: one entry of one vCPU's buffer goes to memory. */
+void flush_one()
+{
+	u32 c = pick([](const Vcpu &v) { return v.nbuf > 0; });
+
+	if (c == ~0U)
+		return;
+	Vcpu &v = w.vcpu[c];
+	u32 i = 0;
+
+	if (w.cfg.memory == Memory::weak) {
+		u32 cand[buffer_size], n = 0;
+
+		for (u32 j = 0; j < v.nbuf; j++)
+			if (may_leave(v, j))
+				cand[n++] = j;
+		i = cand[random_below(n)];	/* the oldest always may */
+	}
+	flush_entry(v, i);
+	w.res.flushes++;
+}
+
+SiteInfo site_table[512];
+unsigned int nr_sites;
+
+bool in_core(const char *file)
+{
+	return strstr(file, "guest/core/") != nullptr;
+}
+
+bool ends_with(const char *s, const char *suffix)
+{
+	unsigned long a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+void record(const Site &s, Op op, Order o)
+{
+	if (!in_core(s.file))
+		return;
+	for (unsigned int i = 0; i < nr_sites; i++)
+		if (site_table[i].site.line == s.line && !strcmp(site_table[i].site.file, s.file))
+			return;
+	if (nr_sites < sizeof(site_table) / sizeof(site_table[0]))
+		site_table[nr_sites++] = { s, op, o };
+}
+
+bool is_mutated(const Site &s)
+{
+	const Mutation *m = w.cfg.mutate;
+
+	if (!m || m->line != s.line || !ends_with(s.file, m->file))
+		return false;
+	w.res.mutated++;
+	return true;
+}
+
+/* The order the site runs with: its own, or the mutation's. */
+Order effective(const Site &s, Op op, Order o)
+{
+	if (w.cfg.record_sites)
+		record(s, op, o);
+	if (is_mutated(s))
+		return w.cfg.mutate->order;
+	return o;
+}
+
 void fiber_main(void *arg)
 {
 	u32 id = static_cast<u32>(reinterpret_cast<unsigned long>(arg));
 
 	w.body(id, w.arg);
+	/* Its buffered stores leave later, by the scheduler's flushes. */
 	w.vcpu[id].state = State::done;
 	w.vcpu[id].on_cpu = false;
 	sim_switch(&w.vcpu[id].sp, w.sched_sp);
@@ -156,6 +270,7 @@ void prepare_fiber(u32 id)
 	v.on_cpu = false;
 	v.kick_pending = false;
 	v.in_irq = false;
+	v.nbuf = 0;
 }
 
 /* Back to the scheduler; returns when the scheduler picks this vCPU again. */
@@ -165,6 +280,27 @@ void to_scheduler()
 }
 
 } /* namespace */
+
+const char *memory_name(Memory m)
+{
+	switch (m) {
+	case Memory::sc:
+		return "sc";
+	case Memory::tso:
+		return "tso";
+	case Memory::weak:
+		return "weak";
+	}
+	return "?";
+}
+
+const SiteInfo *sites(unsigned int *n)
+{
+	*n = nr_sites;
+	return site_table;
+}
+
+void clear_sites() { nr_sites = 0; }
 
 const char *outcome_name(Outcome o)
 {
@@ -201,12 +337,14 @@ Result run(const Config &cfg, void (*body)(u32, void *), void *arg)
 	w.cfg = cfg;
 	w.rng = cfg.seed * 0x9e3779b97f4a7c15ULL + 1;
 	w.steps = 0;
-	w.res = Result{ Outcome::done, 0, 0, 0, 0, 0, 0, 0 };
+	w.res = Result{};
+	w.res.outcome = Outcome::done;
 	w.body = body;
 	w.arg = arg;
 	for (u32 i = 0; i < cfg.nvcpus; i++)
 		prepare_fiber(i);
 	w.in_run = true;
+	mem_active = cfg.memory != Memory::sc;
 	w.cur = ~0U;
 
 	for (;;) {
@@ -228,8 +366,15 @@ Result run(const Config &cfg, void (*body)(u32, void *), void *arg)
 				w.vcpu[out].on_cpu = false;
 				w.vcpu[in].on_cpu = true;
 				w.res.preemptions++;
+				drain(w.vcpu[out]);	/* the timer's VM exit */
 			}
 		}
+		/*
+		 * A store leaves a buffer. Draws from the PRNG only with a
+		 * store buffer, so Memory::sc seeds replay as before.
+		 */
+		if (mem_active && chance(cfg.flush_permille))
+			flush_one();
 		u32 next = w.cur;
 
 		if (next == ~0U || !w.vcpu[next].on_cpu || chance(cfg.switch_permille))
@@ -249,7 +394,10 @@ Result run(const Config &cfg, void (*body)(u32, void *), void *arg)
 		w.cur = next;
 		sim_switch(&w.sched_sp, w.vcpu[next].sp);
 	}
+	for (u32 i = 0; i < cfg.nvcpus; i++)
+		drain(w.vcpu[i]);
 	w.in_run = false;
+	mem_active = false;
 	w.res.steps = w.steps;
 	return w.res;
 }
@@ -298,6 +446,7 @@ void halt_while(const u8 *ptr, u8 val)
 	/* The way into the halt (a hypercall's exit, say), one step or more. */
 	for (u32 i = 0; i < w.cfg.wait_steps; i++)
 		step();
+	drain(v);	/* the hypercall (sim.h: why it drains) */
 	if (v.kick_pending) {
 		v.kick_pending = false;
 		return;
@@ -315,6 +464,7 @@ void halt_while(const u8 *ptr, u8 val)
 void kick(u32 vcpu)
 {
 	step();
+	drain(w.vcpu[w.cur]);	/* the hypercall */
 	w.res.kicks++;
 	Vcpu &t = w.vcpu[vcpu];
 
@@ -329,6 +479,7 @@ void kick(u32 vcpu)
 bool yield_to(u32 vcpu)
 {
 	step();
+	drain(w.vcpu[w.cur]);	/* the hypercall */
 	if (vcpu >= w.cfg.nvcpus || !is_preempted(w.vcpu[vcpu]))
 		return false;
 	w.vcpu[w.cur].on_cpu = false;
@@ -341,11 +492,91 @@ bool yield_to(u32 vcpu)
 bool yield_any()
 {
 	step();
+	drain(w.vcpu[w.cur]);	/* the hypercall */
 	u32 c = pick(is_preempted);
 
 	if (c == ~0U)
 		return false;
 	return yield_to(c);
+}
+
+/*
+ * The store buffers. Each function runs right after the vCPU's scheduling
+ * point, so what it does is one atomic step of that vCPU.
+ */
+bool mem_active;
+
+void mem_load(const void *p, void *out, unsigned int size, Order o, Site s)
+{
+	Vcpu &v = w.vcpu[w.cur];
+	const u8 *a = static_cast<const u8 *>(p);
+	u8 *dst = static_cast<u8 *>(out);
+
+	effective(s, Op::load, o);	/* loads are in order: nothing to weaken */
+	memcpy(dst, a, size);
+	/* Store forwarding: our own stores, oldest first, newest wins. */
+	for (u32 i = 0; i < v.nbuf; i++) {
+		const Pending &e = v.buf[i];
+
+		if (!overlaps(e, a, size))
+			continue;
+		for (unsigned int b = 0; b < e.size; b++)
+			if (e.addr + b >= a && e.addr + b < a + size)
+				dst[e.addr + b - a] = e.val[b];
+	}
+}
+
+bool mem_store(void *p, const void *val, unsigned int size, Order o, Site s)
+{
+	Vcpu &v = w.vcpu[w.cur];
+	Order eff = effective(s, Op::store, o);
+
+	/* seq_cst: xchg (or mov; mfence) on x86, stlr + the drain we model on arm64. */
+	if (eff == Order::seq_cst) {
+		drain(v);
+		return false;
+	}
+	if (v.nbuf == buffer_size)
+		flush_entry(v, 0);	/* full: the core stalls until one leaves */
+	Pending &e = v.buf[v.nbuf++];
+
+	e.addr = static_cast<u8 *>(p);
+	e.size = static_cast<u8>(size);
+	e.release = eff == Order::release;
+	memcpy(e.val, val, size);
+	w.res.buffered++;
+	return true;
+}
+
+void mem_rmw(void *p, unsigned int size, Order o, Site s)
+{
+	Vcpu &v = w.vcpu[w.cur];
+	Order eff = effective(s, Op::rmw, o);
+
+	/* x86: every RMW is LOCKed, a full barrier whatever its Order. */
+	if (w.cfg.memory == Memory::tso || eff == Order::seq_cst ||
+	    eff == Order::acq_rel || eff == Order::release) {
+		drain(v);
+		return;
+	}
+	/* weak, relaxed or acquire: only our stores to these bytes go first. */
+	u32 last = 0;
+	const u8 *a = static_cast<const u8 *>(p);
+
+	for (u32 i = 0; i < v.nbuf; i++)
+		if (overlaps(v.buf[i], a, size))
+			last = i + 1;
+	while (last--)
+		flush_entry(v, 0);
+}
+
+void mem_fence(Site s)
+{
+	if (w.cfg.record_sites)
+		record(s, Op::fence, Order::seq_cst);
+	if (is_mutated(s))
+		return;		/* the negative control: no fence here */
+	drain(w.vcpu[w.cur]);
 }
 
 } /* namespace sim */

@@ -23,9 +23,40 @@
  * own stack, as a handler that takes another lock would; the hook's own
  * waits consume a pending kick as any wait does. Handlers do not nest.
  *
- * What it does not model: weak memory. Every step is sequentially
- * consistent; the memory orders are checked by reasoning (the comments that
- * pair each barrier) and by the threaded tests under ThreadSanitizer.
+ * Memory (Config::memory, docs/memory-model.md). Memory::sc, the default:
+ * every step is sequentially consistent and the orders are ignored; it finds
+ * bad schedules, never a missing fence. Memory::tso is x86-TSO: each vCPU
+ * has a FIFO store buffer; a plain, relaxed or release store goes into it,
+ * a load reads its own buffer first (byte by byte: store forwarding), then
+ * memory; a locked RMW (xchg, cmpxchg, fetch_*, whatever its Order), a
+ * full_fence() and a seq_cst store (xchg or mov+mfence on x86 compilers)
+ * drain the buffer first and act on memory at once. Acquire loads and
+ * release stores are plain, as on x86. Memory::weak is a weaker model,
+ * for the day the layer runs on arm64, and models the store side only:
+ * buffered stores leave in any order except that stores to overlapping
+ * bytes keep their order (coherence) and a release store leaves only once
+ * every older store has; a seq_cst, acq_rel or release RMW and a fence
+ * drain the buffer, a relaxed or acquire RMW only the stores that overlap
+ * it; loads are still performed in program order, so load->load and
+ * load->store reordering (what acquire forbids on arm64) is not modelled.
+ *
+ * The scheduler may, at any step, write the oldest (weak: any leavable)
+ * entry of any vCPU's buffer to memory (Config::flush_permille), a choice
+ * drawn from the seed like any other, so failures replay. A vCPU's buffer
+ * is drained where it leaves guest mode: wait(), kick(), yield_to(),
+ * yield_any() (a hypercall) and a preemption (the host's timer exit). That
+ * a VM exit drains is not an architectural promise we rely on (the SDM
+ * makes VMCALL no serialising instruction): the host's side of each of
+ * these executes LOCKed RMWs and full barriers on the same physical CPU
+ * before anything another vCPU can see (kvm_vcpu_kick()'s barriers and
+ * IPI, the halt path's set_current_state(), the scheduler's rq lock), and
+ * stores cannot pass a LOCKed instruction. vcpu_is_preempted() and the
+ * hints are reads and writes of shared memory, no exit: they drain nothing.
+ *
+ * Call sites (Site, from default arguments of every atomic) are recorded
+ * with Config::record_sites, and Config::mutate drops the full_fence() or
+ * demotes the order at one site: the negative controls of
+ * selftests/core/test_sim_memory.cpp, with no edit of the algorithms.
  */
 #ifndef PVLOCK_SIM_SIM_H
 #define PVLOCK_SIM_SIM_H
@@ -35,6 +66,42 @@
 
 namespace pvlock {
 namespace sim {
+
+enum class Memory : u8 {
+	sc,		/* sequentially consistent: no store buffer */
+	tso,		/* x86-TSO: FIFO store buffer per vCPU */
+	weak,		/* arm64-like store side: see the top */
+};
+
+const char *memory_name(Memory m);
+
+/* Where an atomic is called: the algorithm's source location. */
+struct Site {
+	const char *file;
+	const char *func;
+	int line;
+};
+
+enum class Op : u8 { load, store, rmw, fence };
+
+/* A call site seen by a run with Config::record_sites. */
+struct SiteInfo {
+	Site site;
+	Op op;
+	Order order;
+};
+
+/* Weaken one site: drop its fence, or give it a weaker order. */
+struct Mutation {
+	const char *file;	/* compared by suffix: "core/ticket.h" */
+	int line;
+	bool drop_fence;
+	Order order;		/* the demoted order (not for a fence) */
+};
+
+/* Sites recorded since the last clear, in order of first execution. */
+const SiteInfo *sites(unsigned int *n);
+void clear_sites();
 
 struct Config {
 	u32 nvcpus = 4;
@@ -47,6 +114,10 @@ struct Config {
 	u32 irq_permille = 0;		/* chance per step of an interrupt */
 	u32 wait_steps = 1;		/* scheduling points in wait() before
 					   its check-and-halt: the way in */
+	Memory memory = Memory::sc;	/* see the top */
+	u32 flush_permille = 100;	/* chance per step of a buffer flush */
+	const Mutation *mutate = nullptr;	/* one site weakened, or none */
+	bool record_sites = false;	/* fill sites() with what runs */
 };
 
 enum class Outcome {
@@ -61,6 +132,9 @@ struct Result {
 	u64 preemptions, halts, kicks, yields;
 	u64 irqs;		/* interrupts run (irq_hook calls) */
 	u64 dropped_kicks;	/* kicks that found a running vCPU, not sticky */
+	u64 buffered;		/* stores that went through a store buffer */
+	u64 flushes;		/* entries the scheduler wrote out one by one */
+	u64 mutated;		/* executions of the mutated site */
 };
 
 const char *outcome_name(Outcome o);
@@ -70,6 +144,18 @@ Result run(const Config &cfg, void (*body)(u32 vcpu, void *arg), void *arg);
 
 /* The scheduling point: called before every atomic step and by relax(). */
 void step();
+
+/*
+ * The store buffers (Memory::tso, weak); mem_active is true inside a run
+ * with one. mem_store returns false when the store goes to memory at once
+ * (the caller writes it); mem_rmw drains what the RMW orders, after which
+ * the caller performs it on memory.
+ */
+extern bool mem_active;
+void mem_load(const void *p, void *out, unsigned int size, Order o, Site s);
+bool mem_store(void *p, const void *v, unsigned int size, Order o, Site s);
+void mem_rmw(void *p, unsigned int size, Order o, Site s);
+void mem_fence(Site s);
 
 u32 current();
 u32 nr_vcpus();
@@ -96,30 +182,48 @@ extern void (*irq_hook)(u32 vcpu);
 
 /*
  * The platform: atomics wrapped with a scheduling point, PV hooks served by
- * the simulated host. Memory orders are ignored (see above).
+ * the simulated host. Under Memory::sc the orders are ignored; under tso and
+ * weak each access goes through the vCPU's store buffer (sim::mem_*), and
+ * every atomic carries its call site (file, function, line: default
+ * arguments, so the algorithms' calls are unchanged), which is how a
+ * negative control names the one fence or order it removes.
  */
+#define PVLOCK_SIM_SITE_ARGS                                                  \
+	const char *file = __builtin_FILE(), const char *func = __builtin_FUNCTION(), \
+	int line = __builtin_LINE()
+#define PVLOCK_SIM_SITE sim::Site{ file, func, line }
+
 struct SimPlatform {
 	static constexpr bool pv = true;
 	static constexpr u32 max_cpus = 16;
 
 	template <typename T>
-	static T load(const T *p, Order)
+	static T load(const T *p, Order o, PVLOCK_SIM_SITE_ARGS)
 	{
 		sim::step();
-		return __atomic_load_n(p, __ATOMIC_RELAXED);
+		if (!sim::mem_active)
+			return __atomic_load_n(p, __ATOMIC_RELAXED);
+		T v;
+
+		sim::mem_load(p, &v, sizeof(T), o, PVLOCK_SIM_SITE);
+		return v;
 	}
 
 	template <typename T>
-	static void store(T *p, T v, Order)
+	static void store(T *p, T v, Order o, PVLOCK_SIM_SITE_ARGS)
 	{
 		sim::step();
+		if (sim::mem_active && sim::mem_store(p, &v, sizeof(T), o, PVLOCK_SIM_SITE))
+			return;		/* in the store buffer */
 		__atomic_store_n(p, v, __ATOMIC_RELAXED);
 	}
 
 	template <typename T>
-	static T xchg(T *p, T v, Order)
+	static T xchg(T *p, T v, Order o, PVLOCK_SIM_SITE_ARGS)
 	{
 		sim::step();
+		if (sim::mem_active)
+			sim::mem_rmw(p, sizeof(T), o, PVLOCK_SIM_SITE);
 		T old = __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
 
 		sim::doorway();
@@ -127,17 +231,21 @@ struct SimPlatform {
 	}
 
 	template <typename T>
-	static bool cmpxchg(T *p, T *expected, T desired, Order)
+	static bool cmpxchg(T *p, T *expected, T desired, Order o, PVLOCK_SIM_SITE_ARGS)
 	{
 		sim::step();
+		if (sim::mem_active)
+			sim::mem_rmw(p, sizeof(T), o, PVLOCK_SIM_SITE);
 		return __atomic_compare_exchange_n(p, expected, desired, false,
 						   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 
 	template <typename T>
-	static T fetch_add(T *p, T v, Order)
+	static T fetch_add(T *p, T v, Order o, PVLOCK_SIM_SITE_ARGS)
 	{
 		sim::step();
+		if (sim::mem_active)
+			sim::mem_rmw(p, sizeof(T), o, PVLOCK_SIM_SITE);
 		T old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 
 		sim::doorway();
@@ -145,20 +253,29 @@ struct SimPlatform {
 	}
 
 	template <typename T>
-	static T fetch_or(T *p, T v, Order)
+	static T fetch_or(T *p, T v, Order o, PVLOCK_SIM_SITE_ARGS)
 	{
 		sim::step();
+		if (sim::mem_active)
+			sim::mem_rmw(p, sizeof(T), o, PVLOCK_SIM_SITE);
 		return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
 	}
 
 	template <typename T>
-	static T fetch_and(T *p, T v, Order)
+	static T fetch_and(T *p, T v, Order o, PVLOCK_SIM_SITE_ARGS)
 	{
 		sim::step();
+		if (sim::mem_active)
+			sim::mem_rmw(p, sizeof(T), o, PVLOCK_SIM_SITE);
 		return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);
 	}
 
-	static void full_fence() { sim::step(); }
+	static void full_fence(PVLOCK_SIM_SITE_ARGS)
+	{
+		sim::step();
+		if (sim::mem_active)
+			sim::mem_fence(PVLOCK_SIM_SITE);
+	}
 
 	static u32 this_cpu() { return sim::current(); }
 	static u32 nr_cpus() { return sim::nr_vcpus(); }
