@@ -181,7 +181,11 @@ struct PvQueued {
 			 * rarely retries. Full barrier: pairs with the head's
 			 * cmpxchg that marks it halted (halt_head()), and orders
 			 * our clearing of the mark before kick_head() reads the
-			 * wait-node table and the head's node state.
+			 * wait-node table and the head's node state. It is also
+			 * the release of the critical section. On x86 it is a
+			 * LOCK CMPXCHG whatever its order; the simulator's weak
+			 * mode, with it relaxed, sees a critical section's store
+			 * land after the next owner's load (test_sim_memory).
 			 */
 			u16 *low = half_of(l, 0);
 			u16 v = P::load(low, Order::relaxed);
@@ -285,13 +289,31 @@ private:
 		/*
 		 * (t, *, *) -> (me, *, *). Release: our node's fields are set
 		 * before a successor can find it; acquire: the predecessor's
-		 * node is initialised before we link to it.
+		 * node is initialised before we link to it. Without the
+		 * release (weak memory, test_sim_memory), get()'s next = NULL
+		 * can land after our successor's link and pass_head() waits
+		 * for a link that is gone:
+		 *
+		 *   CPU 0 (lock_slow)           CPU 1 (lock_slow, after us)
+		 *     next = NULL [buffered]
+		 *     xchg tail (relaxed)          xchg tail: prev = us
+		 *                                  our next = CPU 1's node
+		 *     [next = NULL lands]
+		 *     pass_head(): next == NULL forever
 		 */
 		u16 prev = P::xchg(half_of(l, 1), mytail, Order::acq_rel);
 
 		if (prev) {
 			WaitNode *pn = decode_tail(prev);
 
+			/*
+			 * Release is more than this needs: the xchg above
+			 * published our node, and pass_head() reads next only
+			 * after its acquire of a lock word that holds our tail
+			 * or a later one (the xchgs of the tail are one release
+			 * sequence). qspinlock has WRITE_ONCE(prev->next, node);
+			 * relaxed here, no test fails (test_sim_memory).
+			 */
 			P::store(&pn->next, node, Order::release);
 			wait_node(node, pn);
 		}
@@ -345,6 +367,18 @@ private:
 			 * kick to the unlock (kick_head()). We wait while our
 			 * state is halted, which only pass_head() and the kick
 			 * change (never back to halted).
+			 *
+			 * Needed on x86 too: a store then a load of another
+			 * location is the one reordering TSO allows. Without it
+			 * (test_sim_memory, tso and weak: a lost wake-up):
+			 *
+			 *   wait_node()                pass_head()
+			 *     state = halted [buffered]
+			 *     locked == 0                locked = 1
+			 *                                full_fence()
+			 *                                cmpxchg state: running, fails
+			 *     [state = halted lands]
+			 *     wait(&state, halted): nobody kicks
 			 */
 			P::full_fence();
 			if (!P::load(&node->locked, Order::acquire))
@@ -460,6 +494,10 @@ private:
 			 * (*, me, o) -> (*, halted, o), only while o holds the
 			 * lock. Full barrier: our head_halted state is visible
 			 * before the mark; pairs with the unlocker's cmpxchg.
+			 * A LOCK CMPXCHG on x86 whatever the order; relaxed on
+			 * weak memory (test_sim_memory: a lost wake-up), the
+			 * unlock sees the mark and our node still running, and
+			 * leaves it alone; our state lands, and we halt.
 			 */
 			if (P::cmpxchg(low, &v, static_cast<u16>((v & 0xff) | (q_head_halted << 8)),
 				       Order::seq_cst))
@@ -486,10 +524,33 @@ awake:
 
 		while (!(next = P::load(&node->next, Order::acquire)))
 			P::relax();
-		/* Pairs with the acquire load of locked in wait_node(). */
+		/*
+		 * Pairs with the acquire load of locked in wait_node(), as
+		 * qspinlock's arch_mcs_spin_unlock_contended(). Nothing the
+		 * successor reads was written by us before this store, except
+		 * through the lock word, which it acquires itself: relaxed,
+		 * no test fails in the weak mode (test_sim_memory).
+		 */
 		P::store(&next->locked, static_cast<u8>(1), Order::release);
 		if constexpr (P::pv) {
-			/* Pairs with the waiter's fence between state and locked. */
+			/*
+			 * Pairs with the waiter's fence between state and locked.
+			 * Not needed on x86, where the cmpxchg below is a LOCKed
+			 * instruction, a full barrier that drains our store of
+			 * locked before it reads the state (test_sim_memory
+			 * checks that deleting it stays uncaught on tso). It is
+			 * needed where that relaxed cmpxchg is no barrier (the
+			 * weak mode: a lost wake-up):
+			 *
+			 *   pass_head()                  wait_node()
+			 *     locked = 1 [buffered]
+			 *     cmpxchg state: running,
+			 *       fails: it will see locked
+			 *                                  state = halted
+			 *                                  full_fence()
+			 *                                  locked == 0: wait
+			 *     [locked = 1 lands]           nobody kicks
+			 */
 			P::full_fence();
 			u8 st = node_halted;
 
@@ -508,6 +569,18 @@ awake:
 			 */
 			if (P::cmpxchg(&next->state, &st, static_cast<u8>(node_head_halted),
 				       Order::relaxed)) {
+				/*
+				 * seq_cst is more than the mark needs: the one
+				 * reader that acts on it is our own unlock's
+				 * cmpxchg of the word, after it in our program
+				 * order; other CPUs read byte 1 as a steal hint,
+				 * and a head that woke before we marked it
+				 * overwrites the mark (announce_head()) or
+				 * leaves its unlock a kick_head() that finds
+				 * it running. As release (a plain MOV on x86,
+				 * not XCHG) no test fails, on tso or weak
+				 * (test_sim_memory).
+				 */
 				if (WaitNodes<P>::hash(next))
 					P::store(byte_of(l, 1), q_head_halted, Order::seq_cst);
 				else

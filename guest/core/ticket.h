@@ -150,6 +150,11 @@ struct TicketWord {
 			P::store(byte_of(l, 2), owner_none, Order::relaxed);
 			P::hint_holding(-1);
 		}
+		/*
+		 * Release: the critical section before the new head. Relaxed,
+		 * the weak mode of test_sim_memory loses a critical section's
+		 * store (the next owner reads the value before it).
+		 */
 		P::store(head, next, Order::release);
 		return next;
 	}
@@ -207,7 +212,16 @@ struct PvTicket : TicketWord<P> {
 			/*
 			 * Dekker with a halting waiter: we store head then read
 			 * flags, it stores flags then reads head. The full fence
-			 * pairs with the one implied by its fetch_or.
+			 * pairs with the one implied by its fetch_or. Needed on
+			 * x86: our head store is a plain MOV, which a later load
+			 * passes (test_sim_memory, tso and weak: a lost wake-up):
+			 *
+			 *   unlock()                   halt()
+			 *     head = my [buffered]
+			 *     slow? no: no kick          state = halted
+			 *                                fetch_or slow
+			 *                                head != my: wait
+			 *     [head = my lands]          nobody kicks
 			 */
 			P::full_fence();
 			if (P::load(byte_of(l, 3), Order::acquire) & ticket_slow)
@@ -283,6 +297,10 @@ private:
 		 * (h, t, 0) -> (h, t, 1). Full barrier: our node state and the
 		 * slow flag are visible before we read head; pairs with the
 		 * unlocker's full_fence() between its head store and flags load.
+		 * On x86 a LOCK OR whatever the order. Relaxed on weak memory
+		 * (test_sim_memory: a lost wake-up), the unlocker sees slow and
+		 * our node still running, and does not kick; then our halted
+		 * state lands and we halt on it.
 		 */
 		P::fetch_or(byte_of(l, 3), ticket_slow, Order::seq_cst);
 		if (Word::load_head(l) != my) {
