@@ -830,9 +830,9 @@ int main(int argc, char **argv)
 
 	start = now_s();
 	if (env.duration) {
-		if (!env.json)
-			fprintf(stderr, PROG ": counting for %.1f s (Ctrl-C ends it early)\n",
-				env.duration);
+		/* On stderr in JSON mode too: scripts wait for it to know the tool is attached. */
+		fprintf(stderr, PROG ": counting for %.1f s (Ctrl-C ends it early)\n",
+			env.duration);
 		sleep_until(start + env.duration);
 		snap_read(fd, &cur);
 		report(&cur, now_s() - start, true);
