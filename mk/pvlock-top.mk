@@ -17,7 +17,8 @@ PT_HDRS := $(PT_SRC)/pvlock-top.h $(TOP)/hypercall-abi/pvlock_abi.h
 
 .PHONY: pvlock-top pvlock-top-deps pvlock-top-test pvlock-top-lab
 
-TEST_TARGETS += pvlock-top-test
+# The quick tier (seconds), and the lab tier: one L1 boot, two L2 guests (~6 min).
+TEST_TARGETS += pvlock-top-test pvlock-top-lab
 
 pvlock-top: $(PT_OUT)/pvlock-top
 
