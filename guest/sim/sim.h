@@ -44,13 +44,20 @@
  * entry of any vCPU's buffer to memory (Config::flush_permille), a choice
  * drawn from the seed like any other, so failures replay. A vCPU's buffer
  * is drained where it leaves guest mode: wait(), kick(), yield_to(),
- * yield_any() (a hypercall) and a preemption (the host's timer exit). That
- * a VM exit drains is not an architectural promise we rely on (the SDM
- * makes VMCALL no serialising instruction): the host's side of each of
- * these executes LOCKed RMWs and full barriers on the same physical CPU
- * before anything another vCPU can see (kvm_vcpu_kick()'s barriers and
- * IPI, the halt path's set_current_state(), the scheduler's rq lock), and
- * stores cannot pass a LOCKed instruction. vcpu_is_preempted() and the
+ * yield_any() (a hypercall) and a preemption (the host's timer exit). Is
+ * that true? Not because a VM exit serialises: VMCALL is not among the
+ * SDM's serialising instructions, and we rely on nothing about VMX
+ * transitions. It is true because the host's side of each of these runs on
+ * the same physical CPU, and executes LOCKed RMWs and full barriers before
+ * anything another vCPU can see (the halt path's set_current_state() and
+ * re-check of the value, kvm_vcpu_kick()'s barriers before its IPI, the
+ * scheduler's rq lock on a preemption), and on x86 no store passes a
+ * LOCKed instruction: our buffered stores are in memory before the host
+ * halts us, wakes the target or runs another vCPU here. On arm64 the same
+ * holds through the host's smp_mb()s and the exception entry's context
+ * synchronisation plus those barriers. The guest-side steps before the
+ * exit (Config::wait_steps) drain nothing. In user space the futex
+ * syscalls take the futex hash bucket's spinlock, a LOCKed RMW. vcpu_is_preempted() and the
  * hints are reads and writes of shared memory, no exit: they drain nothing.
  *
  * Call sites (Site, from default arguments of every atomic) are recorded
