@@ -2,6 +2,7 @@
 ## core-test       lock algorithms: schedule exploration, real threads, TSan/UBSan, freestanding build
 ## bench-user      user-space overcommit lab (threads as vCPUs, 1x-4x, every lock + pthread_mutex), table + CSV + SVG
 ## bench-user-quick  the same, one repeat, short cells (a smoke run)
+## lkmm-test       LKMM and x86-TSO litmus tests of the central pairings (by hand: needs HERD7, HERDLIB; docs/memory-model.md)
 
 CORE_BUILD := $(BUILD)/core
 CXX ?= g++
@@ -21,7 +22,7 @@ FREESTANDING_FLAGS := -std=gnu++17 -O2 -fno-pic -fno-pie -nostdinc -nostdinc++ -
 
 TEST_TARGETS += core-test
 
-.PHONY: core-test bench-user bench-user-quick
+.PHONY: core-test bench-user bench-user-quick lkmm-test
 
 # Compiling and running the tests take the machine-wide CPU lock (scripts/lab/lib.sh), as the
 # kernel builds and VM runs do: tests started beside a benchmark wait for its L1 boot instead
@@ -84,6 +85,10 @@ core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan \
 		$(CORE_BUILD)/test_threads \
 		$(CORE_BUILD)/bench_lookup \
 		"env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 setarch -R $(CORE_BUILD)/test_threads.tsan"
+
+# Not in TEST_TARGETS: herd7 is built by hand (scripts/lkmm/build-herd7); without it, a skip.
+lkmm-test:
+	@$(TOP)/scripts/lkmm/run
 
 BENCH_OUT ?= $(BUILD)/bench-user
 BENCH_ARGS ?= --repeats 5 --duration-ms 500
