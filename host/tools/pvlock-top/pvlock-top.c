@@ -535,7 +535,7 @@ static void print_hist(const char *title, const __u64 *hist)
 		printf("    (none)\n");
 		return;
 	}
-	printf("    %22s : %-8s distribution\n", "ns", "count");
+	printf("    %23s : %-8s distribution\n", "ns", "count");
 	for (i = lo; i <= hi; i++) {
 		stars = (int)((hist[i] * width + max - 1) / max);
 		printf("    %10llu -> %-9llu : %-8llu |%-*.*s|\n",
