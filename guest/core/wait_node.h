@@ -67,9 +67,10 @@ enum HashState : u8 {
  * The lock -> node table. Entries are 64-bit: (key << 32) | (node id + 1),
  * 0 = free, where key = lock_hash_key(lock, tag) | 1 (never 0) and the node
  * id is cpu * max_nesting + level. Eight entries per cache line, one line
- * per possible CPU (P::percpu<WaitHashLine>(i), i < P::max_cpus: a static
- * array in the kernel, sized from NR_CPUS, never the heap), so the table has
- * 8 * max_cpus entries for at most max_nesting (4) * nr_cpus nodes in use:
+ * per possible CPU (P::percpu<WaitHashLine>(i), i < P::nr_cpus(): per-CPU
+ * memory in the kernel, never the heap, and only the possible CPUs', since
+ * a CPU id past nr_cpu_ids has no per-CPU unit), so the table has
+ * 8 * nr_cpus entries for at most max_nesting (4) * nr_cpus nodes in use:
  * at most half full, as pvqspinlock's (4 entries per line, >= 4 * possible
  * CPUs entries, one per blocked lock).
  *
@@ -195,10 +196,12 @@ struct WaitNodes {
 	/* Line i of key's probe window. */
 	static inline WaitHashLine &window(u32 key, unsigned int i)
 	{
-		u32 line = hash_range(key, P::max_cpus) + i;
+		u32 n = P::nr_cpus();
+		u32 line = hash_range(key, n) + i;
 
-		if (line >= P::max_cpus)
-			line -= P::max_cpus;
+		/* A window wider than the table (n < wait_hash_window) wraps twice. */
+		while (line >= n)
+			line -= n;
 		return P::template percpu<WaitHashLine>(line);
 	}
 

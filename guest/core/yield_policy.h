@@ -99,7 +99,8 @@ struct OwnerHints {
 		u32 h = lock_hash(l);
 
 		*tag = h | 1;
-		return &P::template percpu<OwnerHintLine>(hash_range(h, P::max_cpus))
+		/* nr_cpus(), not max_cpus: only possible CPUs have per-CPU memory. */
+		return &P::template percpu<OwnerHintLine>(hash_range(h, P::nr_cpus()))
 				.slot[h % owner_hints_per_line];
 	}
 

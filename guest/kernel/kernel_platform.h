@@ -37,11 +37,33 @@ struct alignas(64) PerCpuSlot {
 };
 
 /*
- * percpu<T>(cpu) storage: one zero-initialised (.bss) array per T, indexed
- * by CPU number. Trivial types only, so there is no constructor to run.
+ * percpu<T>(cpu) storage: one per-CPU variable per T, placed in the
+ * kernel's per-CPU section as DEFINE_PER_CPU places its variables, so
+ * setup_per_cpu_areas() gives every possible CPU its own copy, on that
+ * CPU's node, and NR_CPUS costs nothing but the offsets table. CPU cpu's
+ * copy is __per_cpu_offset[cpu] bytes from the symbol (zero-based per-CPU
+ * section), which is what per_cpu_ptr() computes; the integer arithmetic
+ * keeps the compiler from reasoning about the symbol's bounds, as
+ * RELOC_HIDE() does. Only CPUs below nr_cpu_ids have a copy: callers index
+ * by CPU id or by a hash reduced modulo nr_cpus(), never by max_cpus.
+ * Trivial types only: the section is an image copied to every CPU, zero.
+ *
+ * g++ ignores a section attribute on a template instantiation (the copy
+ * would land in .bss and every CPU's "copy" would be a wild address), so
+ * the template is only declared here and each T gets an explicit
+ * specialization, which g++ does place, through PVLOCK_PERCPU() in
+ * pvlock_algos.cpp. A T without one is used but never defined: the build
+ * fails. scripts/guest/check-cxx-object checks the placement on the object.
  */
+extern "C" unsigned long __per_cpu_offset[];
+
 template <typename T>
-PerCpuSlot<T> percpu_table[PVLOCK_MAX_CPUS];
+extern PerCpuSlot<T> percpu_var;
+
+#define PVLOCK_PERCPU(...)							\
+	template <>								\
+	__attribute__((__section__(".data..percpu")))				\
+	PerCpuSlot<__VA_ARGS__> percpu_var<__VA_ARGS__> {}
 
 struct KernelPlatform : BuiltinAtomics {
 	static constexpr bool pv = true;
@@ -78,7 +100,9 @@ struct KernelPlatform : BuiltinAtomics {
 	static inline T &percpu(u32 cpu)
 	{
 		static_assert(__is_trivial(T), "percpu<T>: T must be trivial (no constructor)");
-		return percpu_table<T>[cpu].v;
+		unsigned long at = reinterpret_cast<unsigned long>(&percpu_var<T>);
+
+		return reinterpret_cast<PerCpuSlot<T> *>(at + __per_cpu_offset[cpu])->v;
 	}
 
 	static inline void wait(const u8 *ptr, u8 val)

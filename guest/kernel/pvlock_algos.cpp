@@ -56,6 +56,16 @@ constexpr pvlock_algo entry(bool pv, bool bench_only)
 
 using KP = KernelPlatform;
 
+/*
+ * Every type the algorithms keep per CPU (P::percpu<T>()), as a per-CPU
+ * variable of the kernel (kernel_platform.h says why one line per type).
+ */
+PVLOCK_PERCPU(PerCpuWaitNodes);
+PVLOCK_PERCPU(WaitHashLine);
+PVLOCK_PERCPU(OwnerHintLine);
+PVLOCK_PERCPU(LockHash<KP, BackoffTicket<KP>>::Table);
+PVLOCK_PERCPU(LockHash<KP, PreemptTicket<KP>>::Table);
+
 } /* namespace */
 } /* namespace pvlock */
 
