@@ -2,11 +2,11 @@
 # QEMU TCG. See docs/guest-kernel.md.
 GUEST_SCRIPTS := $(TOP)/scripts/guest
 
-.PHONY: guest-kernel guest-initramfs guest-checkpatch guest-exports guest-test guest-test-quick guest-boot
+.PHONY: guest-kernel guest-initramfs guest-checkpatch guest-exports guest-distro-check guest-test guest-test-quick guest-boot
 
 # The style tier (seconds, after the kernel build) and the VM tier of `make test`:
 # every TCG boot case (cold build ~13 min + ~15 boots).
-TEST_TARGETS += guest-checkpatch guest-exports guest-test
+TEST_TARGETS += guest-checkpatch guest-exports guest-distro-check guest-test
 
 ## guest-kernel          build the pvlock guest bzImage (installs deps, unpacks, patches, ccache; incremental)
 guest-kernel:
@@ -30,6 +30,11 @@ guest-checkpatch: guest-kernel
 ##                       (pvlock_spin_key and the static-call trampolines are EXPORT_SYMBOL)
 guest-exports: guest-kernel
 	$(GUEST_SCRIPTS)/check-module-exports
+
+## guest-distro-check    Debian's 6.12 config (NR_CPUS=8192, MAXSMP, IBT) + the pvlock fragment:
+##                       olddefconfig keeps the layer on, its objects compile, objtool clean
+guest-distro-check: guest-kernel
+	$(GUEST_SCRIPTS)/distro-config-check
 
 ## guest-test            boot the guest under TCG (1/2/4/8 vCPUs, bad params, forced algorithms, negative control)
 guest-test: guest-kernel
