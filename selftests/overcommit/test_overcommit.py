@@ -7,10 +7,15 @@ Checks the parts that decide what is a result: a cell file becomes a result, a l
 zero, and a guest on the wrong lock; bad input is a clear error; the dry runs print the L1 and
 L2 command lines; bench-report turns the CSV into the seeds' table (lower-is-better included),
 gives every figure a reproducible bootstrap interval, judges the targets on the intervals (met,
-missed, not resolved with the repeats needed) and draws the PNG plots. TAP output.
+missed, not resolved with the repeats needed) and draws the PNG plots; pvlock-top beside the
+cells (--pvlock-top): l1-cells starts and stops it (fake tools: attached, and every way of not
+running says why), the report's table from a fixture of its JSON and the debugfs counters, the
+agreement within the tolerance and failing beyond it (both directions), and a cell without its
+output saying "not run (why)". TAP output.
 """
 import importlib.machinery
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -18,7 +23,9 @@ import sys
 import tempfile
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-RUN = os.path.join(TOP, "scripts", "overcommit", "run")
+# OVERCOMMIT_RUN=FILE: the same against another copy of the runner (how the pvlock-top
+# agreement check was seen failing against a broken one).
+RUN = os.environ.get("OVERCOMMIT_RUN") or os.path.join(TOP, "scripts", "overcommit", "run")
 # BENCH_REPORT=FILE runs the bench-report checks against another copy (how each check was seen
 # failing against a deliberately broken one).
 REPORT = os.environ.get("BENCH_REPORT") or os.path.join(TOP, "scripts", "bench-report")
@@ -137,6 +144,224 @@ def test_resume(d):
                        text=True, timeout=60)
     ok(p.returncode == 2 and "planned otherwise (repeats: 1, not 2)" in p.stderr,
        "a rerun with another plan into the same directory is refused, naming the difference")
+
+
+# --- pvlock-top beside the cells ---------------------------------------------------------
+
+# The totals of a contended 4x pvlock guest, from the lab's pvlock-top run
+# (docs/observability.md, "Measured": patched host, run 2), with the median of the
+# kick->run histogram in [2^20, 2^21) ns and its mean 87251837 / 34 ns = 2.57 ms.
+PT_TOTAL = {"calls": 2542, "pvlock_waits": 162, "halts": 162, "pvlock_wake_kick": 34,
+            "pvlock_wake_irq": 0, "pvlock_wake_timeout": 128, "kick_calls": 34,
+            "pvlock_kicks": 34, "kicks_woke": 34, "kicks_received": 34,
+            "pvlock_wake_latency_ns": 87251837, "latency_count": 34,
+            "pvlock_yield_attempted": 2337, "pvlock_yield_successful": 2337,
+            "yield_named_attempted": 2337, "yield_named_successful": 2337,
+            "pvlock_yield_any": 0, "yield_any_successful": 0, "pvlock_preempted": 20014,
+            "preempted_holder": 3999, "wait_hist": [0] * 22 + [12, 142, 8],
+            "latency_hist": [0] * 17 + [1, 2, 4, 13, 7, 4, 3]}
+
+
+def pt_summary(pid, total, dropped=0):
+    """pvlock-top -j -d's one line: this VM and the lab's idle key-holder VM."""
+    idle = {k: 0 for k in total if not isinstance(total[k], list)}
+    return json.dumps({"type": "summary", "time": "2026-12-02T01:00:00+0000", "seconds": 60.0,
+                       "dropped": dropped, "hist_unit": "ns, log2", "vms": [
+                           {"pid": 77, "comm": "python3", "total": idle, "vcpus": []},
+                           {"pid": pid, "comm": "qemu-system-x86", "total": total,
+                            "vcpus": []}]}) + "\n"
+
+
+def pt_cell(d, cfg, level, kvm=None, tool=None, status="ok", dropped=0):
+    """Write an l1-cells cell file (with KVM counters KVM) and pvlock-top's JSON (totals
+    TOOL) into D; return the parsed Cell. STATUS None: a cell file without a pvlock-top
+    record (an l1-cells older than it)."""
+    kvm = kvm or {}
+    c = oc.Cell(cfg, level, 1, 0)
+    text = cell_text(cfg, level=level)
+    text = "\n".join(l for l in text.split("\n") if not l.startswith("counter "))
+    lines = ["counter %s %d" % kv for kv in sorted(kvm.items())]
+    if status is not None:
+        lines += ["vm_pid=208", "pvtop_status=%s" % status]
+    if status == "ok":
+        lines.append("pvtop_file=pvtop-%s.json" % c.id)
+        with open(os.path.join(d, "pvtop-%s.json" % c.id), "w") as f:
+            f.write(pt_summary(208, tool if tool is not None else {}, dropped))
+    with open(os.path.join(d, "cell-%s.txt" % c.id), "w") as f:
+        f.write(text.replace("OC-END", "\n".join(lines) + "\nOC-END"))
+    c.status = oc.parse_cell_file(c, os.path.join(d, "cell-%s.txt" % c.id), Args)
+    return c
+
+
+def pt_cells(d, pv4_tool=None, pv4_kvm=None):
+    """upstream and pvlock at 1x and 4x: the upstream guests and the 1x pvlock guest make
+    no pvlock call (the tool sees none of their events); pvlock 4x is PT_TOTAL."""
+    cells = []
+    for cfg in ("upstream", "pvlock"):
+        for n in (1, 4):
+            if cfg == "pvlock" and n == 4:
+                kvm = pv4_kvm or {"pvlock_waits": 160, "pvlock_kicks": 34,
+                                  "pvlock_yield_attempted": 2330,
+                                  "pvlock_yield_successful": 2330, "pvlock_preempted": 20000}
+                cells.append(pt_cell(d, cfg, n, kvm, pv4_tool or PT_TOTAL))
+            else:
+                cells.append(pt_cell(d, cfg, n, {"pvlock_waits": 0, "pvlock_kicks": 0,
+                                                 "halt_exits": 90}, {}))
+    return cells
+
+
+def test_pvtop(d):
+    """pvlock-top's table and its agreement with the debugfs counters, from fixtures."""
+    a = Args()
+    d = os.path.join(d, "pvtop")
+    os.makedirs(d)
+    cells = pt_cells(d)
+    pv4 = cells[-1]
+    ok(all(c.status == "ok" and c.pvtop_status == "ok" for c in cells)
+       and pv4.pvtop["pvlock_kicks"] == 34 and cells[0].pvtop == {},
+       "a cell file's pvlock-top record: the summary of its VM (by pid), none of the others")
+    text, bad = oc.pvtop_section(cells, a)
+    row = [l.split() for l in text.splitlines() if l.startswith("pvlock ") and " 4x " in l]
+    ok(row and row[0][:15] == ["pvlock", "4x", "1/1", "162", "34", "0", "128", "34", "34",
+                               "2337", "2337", "0", "0", "20014", "3999"]
+       and row[0][15:] == ["2.57ms,", "1.05ms-2.1ms"],
+       "pvlock-top table: waits by reason, kicks, named/any yields, holder preemptions, "
+       "kick->run mean and median bucket")
+    ok(not bad and "pvlock 4x: agree, 1 of 1 cells within; tool/debugfs waits 162/160 (+2) "
+       "kicks 34/34 (+0) yields 2337/2330 (+7) yields_ok 2337/2330 (+7)" in text
+       and "pvlock-top agreement: 4 of 4 cells within the tolerance" in text
+       and oc.checks(cells, a) == [],
+       "pvlock-top agreement: within max(2, 5%) of debugfs, the tool ahead: agree")
+    # negative controls: the tool counting fewer kicks than KVM did (a tool that loses
+    # events), and more waits than the tail of the run can explain
+    for what, tool, kvm_waits, want in (
+            ("fewer kicks than debugfs", dict(PT_TOTAL, pvlock_kicks=30), 160,
+             "pvlock-4x-r1 pvlock_kicks: pvlock-top 30, debugfs 34 (-4; allowed 0..2)"),
+            ("one kick fewer than debugfs: the tool never counts less", dict(PT_TOTAL,
+                                                                              pvlock_kicks=33),
+             160, "pvlock-4x-r1 pvlock_kicks: pvlock-top 33, debugfs 34 (-1; allowed 0..2)"),
+            ("9 waits more than debugfs's 153 (allowed: ceil(5% of 162) = 9) is the edge",
+             PT_TOTAL, 153, None),
+            ("10 waits more than debugfs's 152", PT_TOTAL, 152,
+             "pvlock-4x-r1 pvlock_waits: pvlock-top 162, debugfs 152 (+10; allowed 0..9)")):
+        dd = os.path.join(d, "neg%d" % len(results))
+        os.makedirs(dd)
+        cs = pt_cells(dd, tool, {"pvlock_waits": kvm_waits, "pvlock_kicks": 34,
+                                 "pvlock_yield_attempted": 2330,
+                                 "pvlock_yield_successful": 2330})
+        text, bad = oc.pvtop_section(cs, a)
+        probs = oc.checks(cs, a)
+        if want:
+            ok(bad == [want] and "pvlock 4x: DISAGREE, 0 of 1 cells within" in text
+               and "pvlock-top agreement: 3 of 4 cells within the tolerance" in text
+               and any("pvlock-top disagrees with debugfs: " + want == p for p in probs),
+               "pvlock-top agreement fails on a fixture beyond the tolerance: " + what)
+        else:
+            ok(not bad and not probs, "pvlock-top agreement: " + what)
+    # cells without pvlock-top output say why, never a silent gap or a made-up number
+    dd = os.path.join(d, "notrun")
+    os.makedirs(dd)
+    cs = pt_cells(dd)
+    cs[-1] = pt_cell(dd, "pvlock", 4, {"pvlock_waits": 160}, status="not-run it exited 1 "
+                     "before attaching: pvlock-top: must run as root")
+    cs[1] = pt_cell(dd, "upstream", 4, {"pvlock_waits": 0}, status=None)
+    text, bad = oc.pvtop_section(cs, a)
+    rows = [" ".join(l.split()) for l in text.splitlines() if l.startswith(("pvlock ",
+                                                                             "upstream "))]
+    ok("pvlock 4x 0/1 pvlock-top: not run (it exited 1 before attaching: pvlock-top: must "
+       "run as root)" in rows
+       and "upstream 4x 0/1 pvlock-top: not run (not asked for: scripts/overcommit/run "
+       "--pvlock-top)"
+       in rows and not [r for r in rows if " 4x " in r and "162" in r]
+       and "  pvlock 4x: not compared (pvlock-top: not run (it exited 1 before attaching: "
+       "pvlock-top: must run as root))" in text
+       and "pvlock-top agreement: 2 of 2 cells within" in text and not bad,
+       "a cell without pvlock-top output says 'not run (why)', no row of numbers")
+    dd = os.path.join(d, "dropped")
+    os.makedirs(dd)
+    c = pt_cell(dd, "pvlock", 4, {"pvlock_waits": 160}, PT_TOTAL, dropped=5)
+    ok(c.pvtop is None and oc.pvtop_reason(c) == "no usable summary (the tool dropped 5 "
+       "events (its maps were full))", "a summary with dropped events is not used")
+    cs = [pt_cell(dd, cfg, n, {}, status=None) for cfg in ("upstream", "pvlock")
+          for n in (1, 4)]
+    text, bad = oc.pvtop_section(cs, a)
+    ok(text == "pvlock-top: not run (not asked for: scripts/overcommit/run --pvlock-top)",
+       "a run without --pvlock-top: one line says so")
+
+
+def test_pvtop_report(d):
+    """--report-only on a run directory whose cells have pvlock-top summaries: the report
+    prints the table and the agreement next to the host counters; cells.csv has them."""
+    run_dir = os.path.join(d, "pvtop-run")
+    opts = ["--configs", "upstream,pvlock", "--workloads", "lockbench,hackbench",
+            "--levels", "1,4", "--repeats", "1"]
+    ra = oc.parse_args(opts + ["--out", run_dir])
+    cells = oc.plan(ra)
+    att = os.path.join(run_dir, "boots", "boot-01", "attempt-1", "out")
+    os.makedirs(att)
+    pt_cells(att)
+    for c in cells:
+        with open(os.path.join(att, "l2-%s.log" % c.id), "w") as f:
+            f.write("console\n")
+    oc.write_manifest(ra, cells, run_dir)
+    p = subprocess.run([RUN, "--report-only", "--out", run_dir], capture_output=True, text=True,
+                       timeout=120)
+    rep_ = open(os.path.join(run_dir, "report.txt")).read() if p.returncode == 0 else ""
+    tail = rep_.split("Host pvlock counters")[-1]
+    csv_ = open(os.path.join(run_dir, "cells.csv")).read() if p.returncode == 0 else ""
+    ok(p.returncode == 0 and "pvlock-top in L1 per guest run" in tail
+       and "pvlock 4x: agree, 1 of 1 cells within" in tail
+       and "pvlock-top agreement: 4 of 4 cells within the tolerance" in tail
+       and ",ok,162,34,2337,2337" in csv_,
+       "--report-only: the pvlock-top table and agreement after the host counters, "
+       "cells.csv with the tool's counts")
+
+
+def test_l1_pvtop(d):
+    """l1-cells' pvtop_start/pvtop_stop against fake tools: attached and summarised, and each
+    way of not running says why (and never blocks the cell)."""
+    text = open(L1_CELLS).read()
+    fns = "\n".join(re.search(r"^%s\(\) \{.*?^\}" % f, text, re.M | re.S).group(0)
+                    for f in ("oneline", "pvtop_start", "pvtop_stop"))
+    good = os.path.join(d, "pt-good")
+    with open(good, "w") as f:
+        f.write("#!/bin/bash\ntrap 'echo \"{\\\"type\\\":\\\"summary\\\"}\"; exit 0' TERM\n"
+                "echo 'pvlock-top: counting for 86400.0 s (Ctrl-C ends it early)' >&2\n"
+                "while :; do sleep 0.1; done\n")
+    root = os.path.join(d, "pt-root")
+    with open(root, "w") as f:
+        f.write("#!/bin/sh\necho 'pvlock-top: must run as root' >&2\nexit 1\n")
+    mute = os.path.join(d, "pt-mute")
+    with open(mute, "w") as f:
+        f.write("#!/bin/sh\nexec sleep 30\n")
+    crash = os.path.join(d, "pt-crash")
+    with open(crash, "w") as f:
+        f.write("#!/bin/bash\ntrap 'echo oops >&2; exit 3' TERM\n"
+                "echo 'pvlock-top: counting for 1 s' >&2\nwhile :; do sleep 0.1; done\n")
+    for p in (good, root, mute, crash):
+        os.chmod(p, 0o755)
+
+    def l1(tool, off=""):
+        sh = ('pvtop="$1" pvtop_off="$2"\n%s\npvtop_start c\necho "start=$pt_status"\n'
+              'sleep 0.3\npvtop_stop c\necho "stop=$pt_status"' % fns)
+        p = subprocess.run(["bash", "-c", sh, "l1", tool, off], capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, LAB_OUT=d, PVTOP_ATTACH_S="2"))
+        return p.stdout.strip().split("\n")
+    ok(l1(good) == ["start=attached", "stop=ok"]
+       and open(os.path.join(d, "pvtop-c.json")).read() == '{"type":"summary"}\n',
+       "l1-cells: pvlock-top attached before the guest, its summary kept after it")
+    for tool, off, want, what in (
+            (root, "", "not-run it exited 1 before attaching: pvlock-top: must run as root",
+             "exits at once"),
+            (mute, "", "not-run it did not attach within 2 s", "never attaches"),
+            (crash, "", "not-run it attached but exited 3 without a summary: oops",
+             "attaches and then fails"),
+            (os.path.join(d, "none"), "", "not-run no executable %s here"
+             % os.path.join(d, "none"), "is missing"),
+            ("", "not asked for", "not-run not asked for", "is not asked for")):
+        got = l1(tool, off)
+        ok(got[-1] == "stop=" + want and (got[0] == "start=attached") == (tool == crash),
+           "l1-cells: a pvlock-top that %s: '%s' (got %s)" % (what, want, got))
 
 
 def write_cells(path, cells, boots=None):
@@ -345,6 +570,15 @@ def main():
                "the run directory is shared into L1 (it may lie under /tmp)")
             ok(p.stdout.count("oc.w=lockbench,kernbench,dbench ") == 4,
                "the smoke run's guests run lockbench, kernbench and dbench")
+            ok("--pvlock-top" not in p.stdout,
+               "without --pvlock-top, L1's cells run as before (no pvlock-top option)")
+            p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--pvlock-top",
+                                "--out", d], capture_output=True, text=True, timeout=120)
+            tool = os.path.join(oc.BUILD, "pvlock-top", "pvlock-top")
+            ok(p.returncode == 0 and (("--pvlock-top %s/pvlock-top\n" % d) in p.stdout
+                                      if os.access(tool, os.X_OK) else
+                                      "--pvlock-top-off 'not built: no %s" % tool in p.stdout),
+               "--pvlock-top: L1's cells get the tool (or, not built, the reason)")
             p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--l1-cpus", "2",
                                 "--out", d], capture_output=True, text=True, timeout=120)
             ok(p.returncode == 0 and "--smp 2 " in p.stdout and "--smp 8" in p.stdout,
@@ -377,6 +611,9 @@ def main():
            "host-kvm on a KVM without the handler: clear error, nothing started")
 
         test_resume(d)
+        test_pvtop(d)
+        test_pvtop_report(d)
+        test_l1_pvtop(d)
 
         csvp = os.path.join(d, "r.csv")
         with open(csvp, "w") as f:
