@@ -77,4 +77,35 @@ inline int run_all(int argc, char **argv)
 		}                                                               \
 	} while (0)
 
+#include <stdlib.h>
+#include <sys/mman.h>
+
+namespace harness {
+
+/*
+ * size bytes of zeroed memory at the fixed address at, so that a simulator
+ * seed (whose schedule depends on where hashed lock words lie) replays the
+ * same in every execution; anywhere if the address is taken, with a note
+ * that seeds then replay within this execution only.
+ */
+static inline void *fixed_mapping(void *at, unsigned long size, const char *who)
+{
+	size = (size + 4095) & ~4095UL;
+	void *p = mmap(at, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED || p != at) {
+		fprintf(stderr, "%s: run state not at %p: seeds replay within "
+			"this execution only\n", who, at);
+		if (p == MAP_FAILED)
+			p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			abort();
+	}
+	return p;
+}
+
+} /* namespace harness */
+
 #endif /* PVLOCK_SELFTESTS_HARNESS_H */

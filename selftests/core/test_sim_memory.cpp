@@ -69,20 +69,9 @@ struct RunState {
 /* At one fixed address, as test_sim's (the wait-node table hashes it). */
 RunState &fixed_run_state()
 {
-	void *const at = reinterpret_cast<void *>(0x210000000000UL);
-	unsigned long size = (sizeof(RunState) + 4095) & ~4095UL;
-	void *p = mmap(at, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	void *p = harness::fixed_mapping(reinterpret_cast<void *>(0x210000000000UL),
+					  sizeof(RunState), "test_sim_memory");
 
-	if (p == MAP_FAILED || p != at) {
-		fprintf(stderr, "test_sim_memory: run state not at %p: seeds replay "
-			"within this execution only\n", at);
-		if (p == MAP_FAILED)
-			p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			abort();
-	}
 	return *new (p) RunState{};
 }
 
