@@ -47,6 +47,22 @@ typedef __INT64_TYPE__ pvlock_s64;
 #define PVLOCK_HC_NR 0x50564c4bUL
 
 /*
+ * Discovery and per-VM opt-in: the bit of KVM's PV feature leaf (CPUID
+ * 0x40000001, KVM_CPUID_FEATURES, EAX) that says "this VM may use pvlock".
+ * KVM_GET_SUPPORTED_CPUID reports it on a host with the handler (unless the
+ * kvm.pvlock kill switch is off); the VMM sets it per VM (QEMU: -cpu
+ * ...,kvm-pvlock=on), and a guest tests it (kvm_para_has_feature()) before
+ * its first pvlock call. Upstream KVM defines bits 0-17 and 24; the host
+ * series adds this one to arch/x86/include/uapi/asm/kvm_para.h as
+ * KVM_FEATURE_PVLOCK, and where both are visible they must agree.
+ */
+#define PVLOCK_KVM_FEATURE 23
+#ifdef KVM_FEATURE_PVLOCK
+PVLOCK_ABI_ASSERT(KVM_FEATURE_PVLOCK == PVLOCK_KVM_FEATURE,
+		  "KVM_FEATURE_PVLOCK (kvm_para.h) is PVLOCK_KVM_FEATURE");
+#endif
+
+/*
  * a0 of every call: the operation in bits 0-7, the ABI major version the
  * guest speaks in bits 16-23, all other bits zero.
  */
