@@ -233,6 +233,38 @@ static int __init pvlock_tune_parse(char *arg)
 }
 early_param("pvlock_tune", pvlock_tune_parse);
 
+/*
+ * Discovery: the host offers pvlock to this VM by setting KVM_FEATURE_PVLOCK
+ * in KVM's PV CPUID leaf (the VMM's per-VM opt-in, docs/hypercalls.rst), and
+ * the guest issues no pvlock hypercall without it. This tree's kvm_para.h is
+ * upstream's, which predates the bit: the ABI names it too, and the two must
+ * agree wherever both are defined.
+ */
+#ifndef KVM_FEATURE_PVLOCK
+#define KVM_FEATURE_PVLOCK PVLOCK_KVM_FEATURE
+#endif
+static_assert(KVM_FEATURE_PVLOCK == PVLOCK_KVM_FEATURE);
+
+/*
+ * pvlock_probe: ask the host (QUERY) even without the CPUID bit. A crutch
+ * for the lab, whose L2 VMM (Debian's QEMU 7.2) cannot set the bit, never a
+ * default: without the bit the VMM did not offer pvlock to this VM, and the
+ * hypercall is only harmless on a KVM that knows nothing of it (docs/
+ * hypercalls.rst, "Discovery").
+ */
+static bool pvlock_probe __initdata;
+static bool pvlock_probed __initdata;	/* found by the probe, no bit */
+
+static int __init pvlock_probe_parse(char *arg)
+{
+	if (!arg)
+		pvlock_probe = true;
+	else if (kstrtobool(arg, &pvlock_probe))
+		pvlock_probe = false;
+	return 0;
+}
+early_param("pvlock_probe", pvlock_probe_parse);
+
 /* --- hypercalls ------------------------------------------------------------ */
 
 static bool pvlock_host __read_mostly;	/* host speaks pvlock: wait/kick work */
@@ -580,8 +612,25 @@ static const struct pvlock_algo * __init pvlock_decline(const char *why)
 }
 
 /*
+ * Whether the host offers pvlock to this VM (KVM_FEATURE_PVLOCK), or the
+ * probe is asked for; if not, sets pvlock_reason. Only called on KVM.
+ */
+static bool __init pvlock_host_offers(void)
+{
+	if (kvm_para_has_feature(KVM_FEATURE_PVLOCK))
+		return true;
+	if (pvlock_probe) {
+		pvlock_probed = true;
+		return true;
+	}
+	pvlock_reason = "host does not offer pvlock (no KVM_FEATURE_PVLOCK in CPUID)";
+	return false;
+}
+
+/*
  * Whether the host speaks pvlock; on refusal, sets pvlock_reason. Only
- * called on KVM: VMCALL anywhere else would be #UD.
+ * called on KVM, after pvlock_host_offers(): VMCALL anywhere else would be
+ * #UD, and without the bit the VMM did not offer the call.
  */
 static bool __init pvlock_host_speaks(void)
 {
@@ -681,7 +730,7 @@ static const struct pvlock_algo * __init pvlock_choose(void)
 		return pvlock_decline("disabled by pvlock=off");
 	if (pvlock_force && pvlock_wanted) {
 		/* Testing: no host support is needed, and none is used. */
-		if (kvm && pvlock_host_speaks())
+		if (kvm && pvlock_host_offers() && pvlock_host_speaks())
 			pvlock_host = true;
 		return pvlock_pick();
 	}
@@ -691,7 +740,7 @@ static const struct pvlock_algo * __init pvlock_choose(void)
 		return pvlock_decline("dedicated pCPUs (KVM_HINTS_REALTIME)");
 	if (num_possible_cpus() == 1)
 		return pvlock_decline("single vCPU");
-	if (!pvlock_host_speaks())
+	if (!pvlock_host_offers() || !pvlock_host_speaks())
 		return NULL;
 	pvlock_host = true;
 	return pvlock_pick();
@@ -800,10 +849,11 @@ static int __init pvlock_report(void)
 			nr_cpu_ids, a ? a->name : pvlock_upstream_choice());
 
 	if (a && pvlock_host)
-		pr_info("using %s (host ABI %u.%u, features %#x)%s\n", a->name,
+		pr_info("using %s (host ABI %u.%u, features %#x)%s%s\n", a->name,
 			PVLOCK_QUERY_MAJOR(pvlock_query_ret),
 			PVLOCK_QUERY_MINOR(pvlock_query_ret), pvlock_features,
-			pvlock_area_of[0] ? "" : ", no shared area");
+			pvlock_area_of[0] ? "" : ", no shared area",
+			pvlock_probed ? ", found by pvlock_probe without KVM_FEATURE_PVLOCK" : "");
 	else if (a)
 		pr_info("using %s without host support (pvlock=%s,force: waits spin, kicks dropped)\n",
 			a->name, pvlock_wanted->name);
