@@ -11,7 +11,8 @@ missed, not resolved with the repeats needed) and draws the PNG plots; pvlock-to
 cells (--pvlock-top): l1-cells starts and stops it (fake tools: attached, and every way of not
 running says why), the report's table from a fixture of its JSON and the debugfs counters, the
 agreement within the tolerance and failing beyond it (both directions), and a cell without its
-output saying "not run (why)". TAP output.
+output saying "not run (why)"; make bench passing --pvlock-top, --no-pvlock-top and
+--pvlock-top-tool FILE. TAP output.
 """
 import importlib.machinery
 import importlib.util
@@ -579,6 +580,30 @@ def main():
                                       if os.access(tool, os.X_OK) else
                                       "--pvlock-top-off 'not built: no %s" % tool in p.stdout),
                "--pvlock-top: L1's cells get the tool (or, not built, the reason)")
+            p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--pvlock-top",
+                                "--no-pvlock-top", "--out", d],
+                               capture_output=True, text=True, timeout=120)
+            ok(p.returncode == 0 and "--pvlock-top" not in p.stdout,
+               "--no-pvlock-top after --pvlock-top: L1's cells run without it")
+            fake = os.path.join(d, "other-pvlock-top")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\nexit 0\n")
+            os.chmod(fake, 0o755)
+            p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--pvlock-top-tool",
+                                fake, "--out", d], capture_output=True, text=True, timeout=120)
+            try:
+                with open(os.path.join(d, "pvlock-top"), "rb") as f:
+                    snap = f.read()
+            except OSError:
+                snap = None
+            p2 = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--pvlock-top-tool",
+                                 fake + ".missing", "--out", d],
+                                capture_output=True, text=True, timeout=120)
+            ok(p.returncode == 0 and ("--pvlock-top %s/pvlock-top\n" % d) in p.stdout
+               and snap == b"#!/bin/sh\nexit 0\n" and p2.returncode == 0
+               and ("--pvlock-top-off 'no executable %s.missing (--pvlock-top-tool)'" % fake)
+               in p2.stdout,
+               "--pvlock-top-tool FILE: that executable is snapshotted and run (missing: why not)")
             p = subprocess.run([RUN, "--dry-run", "--no-build", "--smoke", "--l1-cpus", "2",
                                 "--out", d], capture_output=True, text=True, timeout=120)
             ok(p.returncode == 0 and "--smp 2 " in p.stdout and "--smp 8" in p.stdout,
@@ -710,6 +735,16 @@ def main():
             ok(want in tl and ("No efficiency" in p.stdout) == (1 not in lv),
                "bench-report user-space CSV, levels %s: %s" % (",".join(map(str, lv)), want))
         test_statistics(d)
+    # make bench (= make overcommit) passes --pvlock-top; OVERCOMMIT_BENCH_ARGS= drops it
+    mk = [subprocess.run(["make", "-s", "-n", "-C", TOP, t] + extra, capture_output=True,
+                         text=True, timeout=60).stdout for t, extra in
+          (("bench", []), ("overcommit", []), ("bench", ["OVERCOMMIT_BENCH_ARGS="]),
+           ("overcommit-smoke", []))]
+    ok(all(re.search(r"scripts/overcommit/run --pvlock-top(\s|$)", x) for x in mk[:2])
+       and "scripts/overcommit/run" in mk[2] and "--pvlock-top" not in mk[2]
+       and "--smoke" in mk[3] and "--pvlock-top" not in mk[3],
+       "make bench and make overcommit run pvlock-top beside the cells "
+       "(OVERCOMMIT_BENCH_ARGS= without it; the smoke run does not)")
     print("overcommit-selftest: %d passed, %d failed" % (sum(results),
                                                         len(results) - sum(results)))
     return 0 if all(results) else 1
