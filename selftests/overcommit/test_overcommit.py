@@ -129,7 +129,7 @@ def test_resume(d):
             f.write(cell_text(c.config, level=c.level))
     os.makedirs(os.path.join(run_dir, "kvm-modules"))
     for snap in ("bzImage", "l2-initramfs.cpio.gz", "kvm-modules/kvm.ko",
-                 "kvm-modules/kvm-amd.ko"):
+                 "kvm-modules/kvm-amd.ko", "qemu-system-x86_64"):
         open(os.path.join(run_dir, snap), "w").close()
     oc.write_manifest(ra, cells, run_dir)
     p = subprocess.run([RUN] + opts + ["--out", run_dir], capture_output=True, text=True,
@@ -552,7 +552,10 @@ def main():
                        (["--l1-cpus", "3"], "must be 1 or 2"),
                        (["--tuned", "pvlock-x=spin;reboot"], "SETTINGS must be key:value"),
                        (["--tuned", "upstream=spin:1"], "NAME must be pvlock-"),
-                       (["--tuned", "pvlock-noyield=spin:1"], "already a configuration")):
+                       (["--tuned", "pvlock-noyield=spin:1"], "already a configuration"),
+                       (["--qemu", "debian", "--configs", "upstream,upstream-nople"],
+                        "need --qemu patched"),
+                       (["--ple-scale", "0"], "--ple-scale must be between")):
         p = subprocess.run([RUN] + args, capture_output=True, text=True, timeout=60)
         ok(p.returncode == 2 and text in p.stderr, "bad input %s: exit 2, '%s'" % (args, text))
 
@@ -614,6 +617,31 @@ def main():
                                capture_output=True, text=True, timeout=120)
             ok(p.returncode == 0 and "pvlock=auto pvlock_tune=spin:1024,halt_deep:0" in p.stdout,
                "--tuned: the configuration's guests boot with its pvlock_tune=")
+            # Pause-loop exiting (issue 18): the patched QEMU in L0 and L1, the filter's scale,
+            # and upstream-nople's guests without PAUSE exits; with --qemu debian none of it.
+            p = subprocess.run([RUN, "--dry-run", "--no-build", "--configs",
+                                "upstream,upstream-nople", "--workloads", "lockbench",
+                                "--levels", "4", "--repeats", "1", "--ple-scale", "32",
+                                "--out", d], capture_output=True, text=True, timeout=120)
+            q = oc.QEMU_PATCHED
+            cells_tsv = os.path.join(d, "boots", "boot-01", "cells.tsv")
+            rows = [l.rstrip("\n").split("\t") for l in open(cells_tsv) if not l.startswith("#")] \
+                if os.path.exists(cells_tsv) else []
+            ok(p.returncode == 0
+               and ("--l0-qemu %s --l0-cpu max,x-pause-filter-thresh-scale=32 " % q) in p.stdout
+               and ("--l2-qemu %s" % q) in p.stdout and p.stdout.count("--qemu %s" % q) == 2
+               and p.stdout.count("--accel-opts ,x-pause-exits=off") == 1
+               and "upstream-nople-4x-r1" in [r[0] for r in rows]
+               and all(len(r) == 6 and r[4] == "-" for r in rows)
+               and [r[5] for r in rows if r[0].startswith("upstream-nople")] == [",x-pause-exits=off"]
+               and [r[5] for r in rows if r[0].startswith("upstream-4x")] == ["-"],
+               "--qemu patched (default): L0 and L1 run the patched QEMU with the pause filter's "
+               "scale; upstream-nople's guest alone gets x-pause-exits=off (cells.tsv column 6)")
+            p = subprocess.run([RUN, "--dry-run", "--no-build", "--qemu", "debian", "--smoke",
+                                "--out", d], capture_output=True, text=True, timeout=120)
+            ok(p.returncode == 0 and "--l0-qemu" not in p.stdout and "--l2-qemu" not in p.stdout
+               and "--qemu " not in p.stdout and "x-pause" not in p.stdout,
+               "--qemu debian: Debian's QEMU in L0 and L1, no pause-filter options")
         else:
             msg = p.stderr + p.stdout
             ok(p.returncode == 2 and ("make guest-kernel" in msg or "make host-modules" in msg),
