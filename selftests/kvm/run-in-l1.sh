@@ -100,7 +100,7 @@ for t in $tests; do
 	# pvlock_test's own cases, for the summary.
 	if [ "$t" = x86_64/pvlock_test ]; then
 		grep -E '^(not )?ok [0-9]+ ' "$log" | sed 's/^/#   pvlock_test: /' >>"$tap"
-		grep -E '^# (QUERY|yield|wait|hammer)' "$log" | sed 's/^/#   /' >>"$tap"
+		grep -E '^# (QUERY|yield|wait|hammer|opt_in)' "$log" | sed 's/^/#   /' >>"$tap"
 	fi
 done
 echo "1..$n" >>"$tap"

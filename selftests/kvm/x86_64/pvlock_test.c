@@ -13,6 +13,11 @@
  * The whole test is skipped on a host without pvlock (QUERY answers
  * -KVM_ENOSYS), except the case that turns pvlock off with the module
  * parameter and checks exactly that answer.
+ *
+ * Every VM gets KVM_GET_SUPPORTED_CPUID as its CPUID (the library's
+ * default), so it has KVM_FEATURE_PVLOCK unless a case clears it: the
+ * "Discovery and per-VM opt-in" cases do, with and without
+ * KVM_CAP_ENFORCE_PV_FEATURE_CPUID.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -35,6 +40,18 @@
 #include "pvlock_abi.h"
 
 #define PVLOCK_PARAM "/sys/module/kvm/parameters/pvlock"
+
+/*
+ * The uapi headers the selftests build with are the pristine tree's, which
+ * predate the bit; the host series defines it in uapi/asm/kvm_para.h.
+ */
+#ifndef KVM_FEATURE_PVLOCK
+#define KVM_FEATURE_PVLOCK PVLOCK_KVM_FEATURE
+#endif
+_Static_assert(KVM_FEATURE_PVLOCK == PVLOCK_KVM_FEATURE,
+	       "KVM_FEATURE_PVLOCK is the ABI's PVLOCK_KVM_FEATURE");
+#define X86_FEATURE_KVM_PVLOCK \
+	KVM_X86_CPU_FEATURE(KVM_CPUID_FEATURES, 0, EAX, KVM_FEATURE_PVLOCK)
 #ifndef HALT_POLL_HIST_COUNT
 #define HALT_POLL_HIST_COUNT 32		/* include/linux/kvm_types.h */
 #endif
@@ -724,6 +741,255 @@ static void test_disabled(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Discovery and per-VM opt-in (KVM_FEATURE_PVLOCK)                    */
+/* ------------------------------------------------------------------ */
+
+static int write_param(const char *val);
+
+/*
+ * KVM_GET_SUPPORTED_CPUID asked now: the library's kvm_get_supported_cpuid()
+ * caches its first answer, which cannot show the parameter changing.
+ */
+static bool supported_has_pvlock(void)
+{
+	struct kvm_cpuid2 *cpuid = allocate_kvm_cpuid2(MAX_NR_CPUID_ENTRIES);
+	int kvm_fd = open_kvm_dev_path_or_exit();
+	bool has = false;
+	int i;
+
+	kvm_ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid);
+	close(kvm_fd);
+	for (i = 0; i < cpuid->nent; i++)
+		if (cpuid->entries[i].function == KVM_CPUID_FEATURES)
+			has = cpuid->entries[i].eax & BIT(KVM_FEATURE_PVLOCK);
+	free(cpuid);
+	return has;
+}
+
+/* The host offers the bit exactly while kvm.pvlock is on. */
+static void test_supported_cpuid(void)
+{
+	TEST_ASSERT(supported_has_pvlock(),
+		    "KVM_GET_SUPPORTED_CPUID lacks KVM_FEATURE_PVLOCK with kvm.pvlock=Y");
+	TEST_ASSERT(kvm_cpu_has(X86_FEATURE_KVM_PVLOCK), "the library's copy lacks it too");
+	/* The parent turns pvlock back on whatever happens here. */
+	__TEST_REQUIRE(!write_param("N"), "cannot write " PVLOCK_PARAM);
+	TEST_ASSERT(!supported_has_pvlock(),
+		    "KVM_GET_SUPPORTED_CPUID reports KVM_FEATURE_PVLOCK with kvm.pvlock=N");
+	TEST_ASSERT(!write_param("Y"), "cannot write " PVLOCK_PARAM);
+	TEST_ASSERT(supported_has_pvlock(), "the bit did not come back with kvm.pvlock=Y");
+}
+
+/* Every call a guest can make, well-formed or not. */
+static const struct bad_call every_op[] = {
+	{ CALL(QUERY), 0, 0, 0 },
+	{ CALL(REGISTER), 0, 0, 0 },
+	{ CALL(REGISTER), 0x100000, 0, 0 },
+	{ CALL(WAIT), 0, 0, 0 },
+	{ CALL(WAIT), 1000, 0, 0 },
+	{ CALL(KICK), 0, 0, 0 },
+	{ CALL(YIELD), 0, 0, 0 },
+	{ CALL(YIELD), PVLOCK_VCPU_ANY, 0, 0 },
+	{ PVLOCK_CALL(PVLOCK_OP_NR), 0, 0, 0 },
+	{ PVLOCK_OP_QUERY | (2UL << PVLOCK_CALL_MAJOR_SHIFT), 0, 0, 0 },
+	{ CALL(QUERY) | (1UL << 8), 1, 1, 1 },
+};
+
+/* Guest: how many of every_op[] answered -KVM_ENOSYS. */
+static uint64_t count_enosys(void)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(every_op); i++) {
+		const struct bad_call *c = &every_op[i];
+
+		if (hc(c->a0, c->a1, c->a2, c->a3) == (uint64_t)-KVM_ENOSYS)
+			n++;
+	}
+	return n;
+}
+
+static void guest_enosys(void)
+{
+	GUEST_SYNC(count_enosys());
+	GUEST_SYNC(op(PVLOCK_OP_QUERY, 0));
+	GUEST_DONE();
+}
+
+/* Guest: the ABI works (nothing here needs a kick to be delivered). */
+static void guest_served(uint64_t area_gpa)
+{
+	uint64_t r = op(PVLOCK_OP_QUERY, 0);
+
+	GUEST_ASSERT(!(r >> 63));
+	GUEST_ASSERT_EQ(PVLOCK_QUERY_MAJOR(r), PVLOCK_ABI_MAJOR);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 0), PVLOCK_WAKE_TIMEOUT);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_YIELD, 0), ERR(PVLOCK_EAGAIN));
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, 0), 0);
+	GUEST_SYNC(r);
+	GUEST_DONE();
+}
+
+/* A one-vCPU VM; enforce: KVM_CAP_ENFORCE_PV_FEATURE_CPUID; bit: KVM_FEATURE_PVLOCK. */
+static struct kvm_vm *vm_with_pv_cpuid(struct kvm_vcpu **vcpu, void *guest_code,
+				       bool enforce, bool bit)
+{
+	struct kvm_vm *vm = vm_create_with_one_vcpu(vcpu, guest_code);
+
+	if (enforce)
+		vcpu_enable_cap(*vcpu, KVM_CAP_ENFORCE_PV_FEATURE_CPUID, 1);
+	if (bit)
+		vcpu_set_cpuid_feature(*vcpu, X86_FEATURE_KVM_PVLOCK);
+	else
+		vcpu_clear_cpuid_feature(*vcpu, X86_FEATURE_KVM_PVLOCK);
+	TEST_ASSERT_EQ(!!vcpu_cpuid_has(*vcpu, X86_FEATURE_KVM_PVLOCK), bit);
+	return vm;
+}
+
+/* ENFORCE, no bit: every operation is -KVM_ENOSYS, as on a stock host. */
+static void test_enforce_without_bit(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_with_pv_cpuid(&vcpu, guest_enosys, true, false);
+	uint64_t n = expect_sync(vcpu);
+
+	TEST_ASSERT(n == ARRAY_SIZE(every_op),
+		    "only %lu of %lu calls answered -KVM_ENOSYS without the CPUID bit",
+		    n, (uint64_t)ARRAY_SIZE(every_op));
+	TEST_ASSERT_EQ(expect_sync(vcpu), (uint64_t)-KVM_ENOSYS);
+	run_to_done(vcpu);
+	/* Refused before the handler: nothing counted, nothing done. */
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_errors", NULL, 0), 0);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_waits", NULL, 0), 0);
+	kvm_vm_free(vm);
+}
+
+static void run_served(bool enforce, bool bit)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_with_pv_cpuid(&vcpu, guest_served, enforce, bit);
+	vm_vaddr_t gva = vm_vaddr_alloc_page(vm);
+
+	vcpu_args_set(vcpu, 1, addr_gva2gpa(vm, gva));
+	TEST_ASSERT_EQ(PVLOCK_QUERY_MAJOR(expect_sync(vcpu)), PVLOCK_ABI_MAJOR);
+	run_to_done(vcpu);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_waits", NULL, 0), 1);
+	kvm_vm_free(vm);
+}
+
+/* ENFORCE and the bit: served. */
+static void test_enforce_with_bit(void)
+{
+	run_served(true, true);
+}
+
+/*
+ * No ENFORCE, no bit: served, as upstream serves every PV feature to a
+ * vCPU whose VMM did not ask KVM to enforce PV CPUID (guest_pv_has() is
+ * true); the guest is expected to look at CPUID, the host does not.
+ */
+static void test_no_enforce_without_bit(void)
+{
+	run_served(false, false);
+}
+
+#define OPT_IN_VMS 3
+#define OPT_IN_MS 1500
+
+/*
+ * Spin until the host says stop; VM 1 first makes every call (ENOSYS).
+ * Each VM has its own copy of the shared_* variables.
+ */
+static void guest_opt_in(uint32_t which, uint64_t area_gpa)
+{
+	if (which == 0) {
+		GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
+	} else if (which == 1) {
+		shared_calls = count_enosys();
+	}
+	while (!shared_stop)
+		shared_spins++;
+	GUEST_DONE();
+}
+
+/*
+ * Two VMs on one host, one with the bit and one without, each behaving as
+ * its CPUID says, and the cost of pvlock to a VM that did not opt in:
+ *   VM 0: ENFORCE + bit, registers an area: tracked as preempted;
+ *   VM 1: ENFORCE, no bit, tries every call: all -KVM_ENOSYS, not tracked;
+ *   VM 2: no bit, no ENFORCE, never calls (what a stock QEMU gives a guest
+ *         whose pvlock looks at CPUID): not tracked.
+ * Their vCPU threads share one host CPU, so each is preempted about as
+ * often; KVM's own preemption_reported + preemption_other counts every
+ * involuntary sched out, pvlock_preempted the ones pvlock kept.
+ */
+static void test_no_bookkeeping(void)
+{
+	static const bool enforce[OPT_IN_VMS] = { true, true, false };
+	static const bool bit[OPT_IN_VMS] = { true, false, false };
+	struct kvm_vcpu *vcpus[OPT_IN_VMS];
+	struct kvm_vm *vms[OPT_IN_VMS];
+	pthread_t threads[OPT_IN_VMS];
+	uint64_t preempted[OPT_IN_VMS], tracked[OPT_IN_VMS], calls1;
+	struct pvlock_vcpu_area *area0 = NULL;
+	int cpu = first_allowed_cpu();
+	vm_vaddr_t gva;
+	int i;
+
+	pin_to_cpu(pthread_self(), cpu);
+	for (i = 0; i < OPT_IN_VMS; i++) {
+		vms[i] = vm_with_pv_cpuid(&vcpus[i], guest_opt_in, enforce[i], bit[i]);
+		gva = vm_vaddr_alloc_page(vms[i]);
+		if (!i)
+			area0 = addr_gva2hva(vms[i], gva);
+		vcpu_args_set(vcpus[i], 2, i, addr_gva2gpa(vms[i], gva));
+	}
+	for (i = 0; i < OPT_IN_VMS; i++) {
+		pthread_create(&threads[i], NULL, vcpu_thread, vcpus[i]);
+		pin_to_cpu(threads[i], cpu);
+	}
+	usleep(OPT_IN_MS * 1000);
+	for (i = 0; i < OPT_IN_VMS; i++)
+		*HOST_PTR(vms[i], shared_stop) = 1;
+	for (i = 0; i < OPT_IN_VMS; i++)
+		pthread_join(threads[i], NULL);
+
+	for (i = 0; i < OPT_IN_VMS; i++) {
+		preempted[i] = vcpu_stat(vcpus[i], "preemption_reported", NULL, 0) +
+			       vcpu_stat(vcpus[i], "preemption_other", NULL, 0);
+		tracked[i] = vcpu_stat(vcpus[i], "pvlock_preempted", NULL, 0);
+		ksft_print_msg("opt_in: VM %d (%s, %s): preempted %lu times, pvlock kept %lu; VM pvlock_preempted_vcpus %lu\n",
+			       i, enforce[i] ? "ENFORCE" : "no ENFORCE",
+			       bit[i] ? "bit" : "no bit", preempted[i], tracked[i],
+			       vm_stat(vms[i], "pvlock_preempted_vcpus"));
+	}
+	calls1 = *HOST_PTR(vms[1], shared_calls);
+	ksft_print_msg("opt_in: VM 1 got -KVM_ENOSYS for %lu of %lu calls; VM 0's area preempt_seq %u\n",
+		       calls1, (uint64_t)ARRAY_SIZE(every_op), area0->preempt_seq);
+
+	/* The gate alone: VM 2 made no call, so only the bit can matter. */
+	TEST_ASSERT(preempted[2] > 0, "VM 2 was never preempted: the test proves nothing");
+	TEST_ASSERT(tracked[2] == 0,
+		    "VM 2 (no bit, no call) paid for pvlock: %lu preemptions kept", tracked[2]);
+	TEST_ASSERT_EQ(vm_stat(vms[2], "pvlock_preempted_vcpus"), 0);
+	/* ENFORCE: VM 1 behaves as a stock host's VM. */
+	TEST_ASSERT(calls1 == ARRAY_SIZE(every_op),
+		    "VM 1 (ENFORCE, no bit) was served %lu of its calls",
+		    ARRAY_SIZE(every_op) - calls1);
+	TEST_ASSERT(preempted[1] > 0, "VM 1 was never preempted");
+	TEST_ASSERT(tracked[1] == 0, "VM 1 (ENFORCE, no bit) paid for pvlock: %lu kept",
+		    tracked[1]);
+	/* The VM that opted in is tracked, and its area says so. */
+	TEST_ASSERT(preempted[0] > 0 && tracked[0] > 0,
+		    "VM 0 (bit) preempted %lu times, pvlock kept %lu", preempted[0], tracked[0]);
+	TEST_ASSERT(area0->preempt_seq > 0, "VM 0's area never saw a preemption");
+	for (i = 0; i < OPT_IN_VMS; i++)
+		kvm_vm_free(vms[i]);
+}
+
+/* ------------------------------------------------------------------ */
 /* Runner                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -760,6 +1026,11 @@ static const struct test_case tests[] = {
 	{ "cpl3_eperm", test_cpl3, true },
 	{ "hammer", test_hammer, true },
 	{ "param_off_enosys", test_disabled, false },
+	{ "supported_cpuid", test_supported_cpuid, false },
+	{ "enforce_without_bit", test_enforce_without_bit, true },
+	{ "enforce_with_bit", test_enforce_with_bit, true },
+	{ "no_enforce_without_bit", test_no_enforce_without_bit, true },
+	{ "no_bookkeeping", test_no_bookkeeping, true },
 };
 
 int main(int argc, char *argv[])
