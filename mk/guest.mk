@@ -2,7 +2,8 @@
 # QEMU TCG. See docs/guest-kernel.md.
 GUEST_SCRIPTS := $(TOP)/scripts/guest
 
-.PHONY: guest-kernel guest-initramfs guest-checkpatch guest-exports guest-distro-check guest-test guest-test-quick guest-boot
+.PHONY: guest-kernel guest-initramfs guest-checkpatch guest-exports guest-distro-check guest-test guest-test-quick guest-boot \
+	guest-contention-cost
 
 # The style tier (seconds, after the kernel build) and the VM tier of `make test`:
 # every TCG boot case (cold build ~13 min + ~15 boots).
@@ -43,6 +44,13 @@ guest-test: guest-kernel
 ## guest-test-quick      the same, 2 and 8 vCPUs, one forced algorithm and the negative control
 guest-test-quick: guest-kernel
 	$(TOP)/selftests/guest-vm/run smp2 smp8 param-unknown force-pvqueued negative
+
+## guest-contention-cost  what the lock:contention_* hooks cost with the tracepoints off: the
+##                       in-kernel benchmark at 1x, the kernel against a build without them,
+##                       paired TCG boots (scripts/guest/contention-cost; CONTENTION_COST_ARGS=
+##                       its options; ~10 min cold + ~8 min of boots)
+guest-contention-cost:
+	$(GUEST_SCRIPTS)/contention-cost $(CONTENTION_COST_ARGS)
 
 ## guest-boot SMP=2 APPEND=..  boot the guest by hand with a shell (Ctrl-A X quits)
 guest-boot: guest-initramfs
