@@ -50,6 +50,7 @@ class Args:
     levels = [1, 4]
     configs = ["upstream", "pvlock"]
     secs = 3
+    qemu = "patched"
 
 
 def cell_text(config, waits=5, lock=None, verdict="finished", hb="2.5", level=4):
@@ -128,8 +129,9 @@ def test_resume(d):
         with open(os.path.join(att, "cell-%s.txt" % c.id), "w") as f:
             f.write(cell_text(c.config, level=c.level))
     os.makedirs(os.path.join(run_dir, "kvm-modules"))
+    os.makedirs(os.path.join(run_dir, "qemu"))
     for snap in ("bzImage", "l2-initramfs.cpio.gz", "kvm-modules/kvm.ko",
-                 "kvm-modules/kvm-amd.ko", "qemu-system-x86_64"):
+                 "kvm-modules/kvm-amd.ko", "qemu/qemu-system-x86_64"):
         open(os.path.join(run_dir, snap), "w").close()
     oc.write_manifest(ra, cells, run_dir)
     p = subprocess.run([RUN] + opts + ["--out", run_dir], capture_output=True, text=True,
@@ -526,6 +528,28 @@ def main():
     probs = oc.checks(cells, a)
     ok(any("stayed at 0" in p for p in probs), "pvlock counters at zero at 4x are caught")
     pv4.counters = dict(pv4.counters, pvlock_waits=3)
+
+    # pause-loop exiting (--qemu patched): an overcommitted upstream guest must exit on PAUSE,
+    # an upstream-nople guest never; a cell without the kprobe counters is not judged
+    up4 = [c for c in cells if c.config == "upstream" and c.level == 4][0]
+    up4.counters = dict(up4.counters, ple_pause_exits=0, ple_vcpu_on_spin=0)
+    probs = oc.checks(cells, a)
+    ok(any("no PAUSE exit at 4x" in p for p in probs),
+       "upstream at 4x without a PAUSE exit (PLE not running in L1) is caught")
+    up4.counters = dict(up4.counters, ple_pause_exits=812, ple_vcpu_on_spin=812)
+    ok(oc.checks(cells, a) == [], "upstream at 4x with PAUSE exits passes")
+    nople, _ = parse("upstream", 4, cell_text("upstream", waits=0, level=4)
+                     + "counter ple_pause_exits 3\n")
+    nople.config, nople.status = "upstream-nople", "ok"
+
+    class NoPle(Args):
+        configs = ["upstream", "pvlock", "upstream-nople"]
+        workloads = ["lockbench"]
+        levels = [4]
+    probs = oc.checks([nople], NoPle)
+    ok(any("3 PAUSE exits with x-pause-exits=off" in p for p in probs),
+       "upstream-nople with PAUSE exits (x-pause-exits=off did not take) is caught")
+    del up4.counters["ple_pause_exits"], up4.counters["ple_vcpu_on_spin"]
 
     pv4.console = "rcu-stall"
     probs = oc.checks(cells, a)
