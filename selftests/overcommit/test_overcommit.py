@@ -51,6 +51,7 @@ class Args:
     configs = ["upstream", "pvlock"]
     secs = 3
     qemu = "patched"
+    ple_scale = 64
 
 
 def cell_text(config, waits=5, lock=None, verdict="finished", hb="2.5", level=4):
@@ -663,9 +664,12 @@ def main():
                "scale; upstream-nople's guest alone gets x-pause-exits=off (cells.tsv column 6)")
             p = subprocess.run([RUN, "--dry-run", "--no-build", "--qemu", "debian", "--smoke",
                                 "--out", d], capture_output=True, text=True, timeout=120)
-            ok(p.returncode == 0 and "--l0-qemu" not in p.stdout and "--l2-qemu" not in p.stdout
-               and "--qemu " not in p.stdout and "x-pause" not in p.stdout,
-               "--qemu debian: Debian's QEMU in L0 and L1, no pause-filter options")
+            ok(p.returncode == 0 and "--l0-qemu" not in p.stdout and "x-pause" not in p.stdout
+               and ("--l2-qemu %s" % oc.QEMU_DEBIAN) in p.stdout
+               and p.stdout.count("--qemu %s" % oc.QEMU_DEBIAN) == 4
+               and oc.QEMU_PATCHED not in p.stdout,
+               "--qemu debian: Debian's QEMU in L0 and, named explicitly, in L1 (l2-run would "
+               "otherwise take the patched one when built); no pause-filter options")
         else:
             msg = p.stderr + p.stdout
             ok(p.returncode == 2 and ("make guest-kernel" in msg or "make host-modules" in msg),
