@@ -52,6 +52,7 @@ class Args:
     secs = 3
     qemu = "patched"
     ple_scale = 64
+    host_kvm = False
 
 
 def cell_text(config, waits=5, lock=None, verdict="finished", hb="2.5", level=4):
@@ -539,6 +540,33 @@ def main():
        "upstream at 4x without a PAUSE exit (PLE not running in L1) is caught")
     up4.counters = dict(up4.counters, ple_pause_exits=812, ple_vcpu_on_spin=812)
     ok(oc.checks(cells, a) == [], "upstream at 4x with PAUSE exits passes")
+    # where the host runs PLE is the host's to say (l1-cells' ple_filter= line): a host-kvm
+    # run on a host without it (a nested host under Debian's TCG) expects no PAUSE exit; on
+    # a host with it (hardware's default) it does; in the lab a filter kvm-amd turned off
+    # cannot fire either
+    up4.counters = dict(up4.counters, ple_pause_exits=0, ple_vcpu_on_spin=0)
+    hk, _ = parse("upstream", 4, cell_text("upstream", waits=0, level=4)
+                  + "ple_filter=off kvm_amd pause_filter_count=0 pause_filter_thresh=0\n")
+    ok(hk.ple_filter.startswith("off kvm_amd"), "the cell file's ple_filter= line is read")
+
+    class HostKvm(Args):
+        host_kvm = True
+    for state, caught in (("off kvm_amd pause_filter_count=0 pause_filter_thresh=0", False),
+                          ("on kvm_intel ple_gap=128 ple_window=4096", True),
+                          ("", False)):
+        up4.ple_filter = state
+        probs = oc.checks(cells, HostKvm)
+        ok(any("no PAUSE exit at 4x" in p for p in probs) == caught,
+           "--host-kvm, host PLE %s: 0 PAUSE exits at 4x %s"
+           % (state.split(" ")[0] or "unknown", "caught" if caught else "not judged"))
+    up4.ple_filter = "off kvm_amd pause_filter_count=3000 pause_filter_thresh=0"
+    ok(not any("PAUSE" in p for p in oc.checks(cells, a)),
+       "lab: a filter L1's kvm-amd turned off is not expected to fire")
+    up4.ple_filter = "on kvm_amd pause_filter_count=3000 pause_filter_thresh=128"
+    ok(any("did not run (on kvm_amd" in p for p in oc.checks(cells, a)),
+       "lab: with the filter on, 0 PAUSE exits are caught and the message names the filter")
+    up4.ple_filter = ""
+    up4.counters = dict(up4.counters, ple_pause_exits=812, ple_vcpu_on_spin=812)
     nople, _ = parse("upstream", 4, cell_text("upstream", waits=0, level=4)
                      + "counter ple_pause_exits 3\n")
     nople.config, nople.status = "upstream-nople", "ok"
