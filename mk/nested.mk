@@ -2,9 +2,14 @@
 # the nested lab, the kvm.pvlock=0 fallback, a hostile host, and a negative control.
 ## nested-test     L1 with the patched (then a hostile) KVM runs pvlock L2 guests: ABI detected,
 ##                 locktorture clean, host counters moving; kvm.pvlock=0 and the hostile host fall back
-.PHONY: nested-test
+## nested-contention  (slower tier, ~6 min) lock:contention_* and perf lock contention in pvlock and
+##                 upstream L2 guests on the patched KVM, with a lock-per-thread control that must fail
+.PHONY: nested-test nested-contention
 
 TEST_TARGETS += nested-test
 
 nested-test:
-	$(TOP)/selftests/nested/run
+	$(TOP)/selftests/nested/run patched hostile
+
+nested-contention:
+	$(TOP)/selftests/nested/run contention
