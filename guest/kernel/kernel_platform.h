@@ -28,6 +28,15 @@
 extern "C" pvlock::u32 pvlock_cpu_number;
 extern "C" struct pvlock_vcpu_area pvlock_vcpu_area;
 
+/*
+ * The kernel's tracepoints lock:contention_begin/end (struct tracepoint, whose
+ * static key is PVLOCK_TRACEPOINT_KEY_OFFSET bytes in). Only their addresses
+ * are used, in the jump-label entries of tracepoint_on<>() below;
+ * scripts/guest/check-cxx-object admits these two undefined symbols.
+ */
+extern "C" char __tracepoint_contention_begin[];
+extern "C" char __tracepoint_contention_end[];
+
 namespace pvlock {
 namespace {
 
@@ -64,6 +73,41 @@ extern PerCpuSlot<T> percpu_var;
 	template <>								\
 	__attribute__((__section__(".data..percpu")))				\
 	PerCpuSlot<__VA_ARGS__> percpu_var<__VA_ARGS__> {}
+
+/*
+ * static_key_false() on tracepoint Tp's key, as the kernel inlines it. With
+ * CONFIG_JUMP_LABEL the site is a 5-byte NOP plus a __jump_table entry
+ * (code, target and key, each relative to the entry's own field, the
+ * HAVE_ARCH_JUMP_LABEL_RELATIVE layout of x86_64; key's low bits 0: the
+ * branch is unlikely and not in init text). jump_label_init() and every
+ * later static_key_enable() of the tracepoint rewrite the NOP into a jump
+ * to "on", exactly as for the C sites of trace_contention_begin(); the
+ * kernel checks that the bytes it replaces are the NOP it expects. Without
+ * CONFIG_JUMP_LABEL the kernel patches nothing: the C layer decides (its
+ * trace_contention_*() read the key). Without CONFIG_TRACEPOINTS there is
+ * nothing to emit.
+ */
+template <char (*Tp)[]>
+inline __attribute__((__always_inline__)) bool tracepoint_on()
+{
+#if defined(PVLOCK_HAVE_JUMP_LABEL) && defined(PVLOCK_HAVE_TRACEPOINTS)
+	asm goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"
+		 ".pushsection __jump_table, \"aw\"\n\t"
+		 ".balign 8\n\t"
+		 ".long 1b - .\n\t"
+		 ".long %l[on] - .\n\t"
+		 ".quad %c0 + %c1 - .\n\t"
+		 ".popsection"
+		 : : "i"(Tp), "i"(PVLOCK_TRACEPOINT_KEY_OFFSET) : : on);
+	return false;
+on:
+	return true;
+#elif defined(PVLOCK_HAVE_TRACEPOINTS)
+	return true;
+#else
+	return false;
+#endif
+}
 
 struct KernelPlatform : BuiltinAtomics {
 	static constexpr bool pv = true;
@@ -145,15 +189,19 @@ struct KernelPlatform : BuiltinAtomics {
 	}
 
 	/*
-	 * lock:contention_begin/end, through the C layer (pvlock_main.c).
-	 * PVLOCK_NO_CONTENTION_HOOKS (benchmark variant only: make
-	 * PVLOCK_NO_CONTENTION_HOOKS=1, scripts/guest/contention-cost) compiles
-	 * the calls out, to measure what they cost with the tracepoints off.
+	 * lock:contention_begin/end, through the C layer (pvlock_main.c), and
+	 * only while the tracepoint is on: tracepoint_on<>() is the test that
+	 * trace_contention_begin() makes, inlined here, so with the tracepoints
+	 * off the slow path pays a NOP, not a call. PVLOCK_NO_CONTENTION_HOOKS
+	 * (benchmark variant only: make PVLOCK_NO_CONTENTION_HOOKS=1,
+	 * scripts/guest/contention-cost) compiles the sites out, to measure
+	 * what they cost with the tracepoints off.
 	 */
 	static inline void contention_begin(LockWord *l)
 	{
 #ifndef PVLOCK_NO_CONTENTION_HOOKS
-		pvlock_k_contention_begin(l);
+		if (tracepoint_on<&__tracepoint_contention_begin>())
+			pvlock_k_contention_begin(l);
 #else
 		(void)l;
 #endif
@@ -162,7 +210,8 @@ struct KernelPlatform : BuiltinAtomics {
 	static inline void contention_end(LockWord *l)
 	{
 #ifndef PVLOCK_NO_CONTENTION_HOOKS
-		pvlock_k_contention_end(l);
+		if (tracepoint_on<&__tracepoint_contention_end>())
+			pvlock_k_contention_end(l);
 #else
 		(void)l;
 #endif

@@ -72,9 +72,14 @@ PVLOCK_EXTERN_C bool pvlock_k_yield(pvlock_u32 cpu);
 
 /*
  * The kernel's lock:contention_begin/end tracepoints, as upstream's
- * queued_spin_lock_slowpath() emits them; called from the slow path only.
+ * queued_spin_lock_slowpath() emits them; called from the slow path only,
+ * and (with CONFIG_JUMP_LABEL) only while the tracepoint is enabled: the C++
+ * call sites test the tracepoint's static key inline (kernel_platform.h),
+ * the key being PVLOCK_TRACEPOINT_KEY_OFFSET bytes into struct tracepoint
+ * (after its name pointer; pvlock_main.c asserts it).
  */
 PVLOCK_EXTERN_C void pvlock_k_contention_begin(pvlock_word_t *l);
 PVLOCK_EXTERN_C void pvlock_k_contention_end(pvlock_word_t *l);
+#define PVLOCK_TRACEPOINT_KEY_OFFSET 8
 
 #endif /* PVLOCK_GLUE_H */

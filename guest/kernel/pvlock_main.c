@@ -396,10 +396,17 @@ bool pvlock_k_yield(u32 cpu)
  * bypasses: perf lock contention, and every BPF tool on lock:contention_*,
  * see pvlock's waiters as they see upstream's. Called by the algorithms
  * from their slow paths only (guest/core/platform.h): begin before the
- * first spin or halt, end once the lock is owned. With the tracepoints off
- * each is a call and the tracepoint's static branch, on a path that has
- * already lost the race for a cache line.
+ * first spin or halt, end once the lock is owned. The algorithms call them
+ * only while the tracepoint is on (with CONFIG_JUMP_LABEL their sites test
+ * the tracepoint's static key inline: a NOP while it is off).
  */
+#ifdef CONFIG_TRACEPOINTS
+/* The key that tracepoint_on<>() of kernel_platform.h names in its jump entries. */
+static_assert(offsetof(struct tracepoint, key) == PVLOCK_TRACEPOINT_KEY_OFFSET);
+static_assert(__same_type(__tracepoint_contention_begin.key, struct static_key));
+static_assert(__same_type(__tracepoint_contention_end.key, struct static_key));
+#endif
+
 void pvlock_k_contention_begin(struct qspinlock *lock)
 {
 	trace_contention_begin(lock, LCB_F_SPIN);

@@ -39,6 +39,8 @@ cxx-flags = -Wp,-MMD,$(depfile) -nostdinc \
 	-fno-gnu-unique -fno-asynchronous-unwind-tables -fno-unwind-tables \
 	-Wno-missing-field-initializers \
 	-DPVLOCK_MAX_CPUS=$(CONFIG_NR_CPUS) \
+	$(if $(CONFIG_JUMP_LABEL),-DPVLOCK_HAVE_JUMP_LABEL) \
+	$(if $(CONFIG_TRACEPOINTS),-DPVLOCK_HAVE_TRACEPOINTS) \
 	-I$(src) $(cxxflags-y)
 
 cxx-check = $(src)/scripts/guest/check-cxx-object
