@@ -327,6 +327,36 @@ def test_pvtop_report(d):
        and "bench-report failed" not in rep_ and os.path.exists(md)
        and "| lockbench 4x: pvlock / upstream >= 2.0 |" in open(md).read(),
        "--report-only: the report judges issue 18's targets and writes targets.md")
+    # README's results from the run (issue 20): the block between the markers is replaced
+    # by the run's summary and targets, the rest kept; --check tells a stale block.
+    rr = os.path.join(TOP, "scripts", "overcommit", "readme-results")
+    rspec = importlib.util.spec_from_loader(
+        "readme_results", importlib.machinery.SourceFileLoader("readme_results", rr))
+    rmod = importlib.util.module_from_spec(rspec)
+    rspec.loader.exec_module(rmod)
+    readme = os.path.join(d, "README.md")
+    with open(readme, "w") as f:
+        f.write("# x\n\n## Results\n\n%s\nold text\n%s\n\n## After\n" % (rmod.BEGIN, rmod.END))
+    p = subprocess.run([rr, run_dir, "--readme", readme], capture_output=True, text=True)
+    got = open(readme).read()
+    chk = subprocess.run([rr, run_dir, "--readme", readme, "--check"], capture_output=True,
+                         text=True)
+    ok(p.returncode == 0 and "old text" not in got and got.startswith("# x\n\n## Results\n")
+       and got.endswith("\n\n## After\n") and "From the run `pvtop-run`" in got
+       and "| lockbench | pvlock | 4x |" in got and "Targets for pvlock" in got
+       and chk.returncode == 0,
+       "readme-results: the block between the markers is the run's summary and targets")
+    with open(readme, "w") as f:
+        f.write(got.replace("| lockbench | pvlock | 4x |", "| lockbench | pvlock | 4x (edited) |"))
+    chk = subprocess.run([rr, run_dir, "--readme", readme, "--check"], capture_output=True,
+                         text=True)
+    with open(readme, "w") as f:
+        f.write("# no markers\n")
+    bad = subprocess.run([rr, run_dir, "--readme", readme], capture_output=True, text=True)
+    nosum = subprocess.run([rr, d, "--readme", readme], capture_output=True, text=True)
+    ok(chk.returncode == 1 and bad.returncode == 2 and "result markers" in bad.stderr
+       and nosum.returncode == 2 and "Traceback" not in bad.stderr + nosum.stderr,
+       "readme-results: --check finds an edited block; no markers, no run: exit 2, a message")
 
 
 def test_l1_pvtop(d):
