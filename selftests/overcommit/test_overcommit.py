@@ -53,13 +53,19 @@ class Args:
     qemu = "patched"
     ple_scale = 64
     host_kvm = False
+    l1_cpus = 1
+    pcpu_list = ["0", "1"]
+    # what parse_args() gives a run: its own configurations and inputs
+    config_defs = dict(oc.CONFIGS)
+    pvlock_configs = set(oc.PVLOCK_CONFIGS)
+    inputs = oc.RunInputs()
 
 
 def cell_text(config, waits=5, lock=None, verdict="finished", hb="2.5", level=4):
     lock = lock or {"upstream": "pvlock: off: disabled by pvlock=off, using upstream PV qspinlock",
                     "pvlock": "pvlock: using pvqueued (host ABI 1.0, features 0x3f)"}[config]
-    if level == 1 and oc.L1_CPUS == 1:
-        # a 1-vCPU guest: both stand down
+    if level == 1:
+        # a 1-vCPU guest (L1's one CPU): both stand down
         lock = {"upstream": "pvlock: off: disabled by pvlock=off, using upstream native qspinlock",
                 "pvlock": "pvlock: off: single vCPU, using upstream native qspinlock"}[config]
     return "\n".join([
@@ -539,8 +545,28 @@ def test_statistics(d):
        "bench-report, a missing CSV: a clear error")
 
 
+def test_run_state():
+    """A run's state lives in its arguments, not in the module (issue 20): --tuned adds to
+    the run's configurations only, the inputs a run boots are the run's, and the script
+    rewrites no module global."""
+    before = dict(oc.CONFIGS), set(oc.PVLOCK_CONFIGS), oc.BZIMAGE
+    opts = ["--tuned", "pvlock-x=spin:1", "--configs", "upstream,pvlock-x", "--out", "/nonexistent"]
+    a1, a2 = oc.parse_args(opts), oc.parse_args(opts)
+    a3 = oc.parse_args(["--host-kvm", "--pcpus", "0,1,2"])
+    cells = oc.plan(a3)
+    ok((dict(oc.CONFIGS), set(oc.PVLOCK_CONFIGS), oc.BZIMAGE) == before
+       and "pvlock-x" in a1.config_defs and "pvlock-x" in a2.pvlock_configs
+       and "pvlock-x" not in oc.CONFIGS and a1.inputs is not a2.inputs
+       and a1.inputs.bzimage == oc.BZIMAGE and cells and
+       all(c.smp() == 3 * c.level for c in cells)
+       and not re.search(r"^\s*global\s", open(RUN).read(), re.M),
+       "run: --tuned twice in one process, configurations and inputs per run, no global "
+       "statement (a --host-kvm run on 3 CPUs: Nx = 3N vCPUs)")
+
+
 def main():
     a = Args()
+    test_run_state()
     c, st = parse("pvlock", 4, cell_text("pvlock"))
     ok(st == "ok" and c.results["hackbench"] == (2.5, "s", False)
        and c.counters["pvlock_waits"] == 5, "a finished cell becomes a result with its counters")
