@@ -895,19 +895,48 @@ static void test_no_enforce_without_bit(void)
 	run_served(false, false);
 }
 
-#define OPT_IN_VMS 3
+#define OPT_IN_VMS 5
 #define OPT_IN_MS 1500
 
+/* Calls the handler refuses before serving anything (the call itself is malformed). */
+static const struct bad_call refused_envelope[] = {
+	{ CALL(QUERY) | (1UL << 8), 0, 0, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(KICK) | (1UL << 63), 0, 0, 0, ERR(PVLOCK_EINVAL) },
+	{ PVLOCK_CALL(PVLOCK_OP_NR), 0, 0, 0, ERR(PVLOCK_EOPNOTSUPP) },
+	{ PVLOCK_OP_QUERY | (2UL << PVLOCK_CALL_MAJOR_SHIFT), 0, 0, 0,
+	  ERR(PVLOCK_EPROTONOSUPPORT) },
+	{ CALL(QUERY), 0, 1, 0, ERR(PVLOCK_EINVAL) },
+	{ CALL(WAIT), 0, 0, 1, ERR(PVLOCK_EINVAL) },
+};
+
+/* Guest: how many of refused_envelope[] got their error. */
+static uint64_t count_refused(void)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(refused_envelope); i++) {
+		const struct bad_call *c = &refused_envelope[i];
+
+		if (hc(c->a0, c->a1, c->a2, c->a3) == c->ret)
+			n++;
+	}
+	return n;
+}
+
 /*
- * Spin until the host says stop; VM 1 first makes every call (ENOSYS).
+ * Spin until the host says stop; VMs 0 and 3 first register an area, VM 1
+ * makes every call (ENOSYS), VM 4 only malformed ones (refused).
  * Each VM has its own copy of the shared_* variables.
  */
 static void guest_opt_in(uint32_t which, uint64_t area_gpa)
 {
-	if (which == 0) {
+	if (which == 0 || which == 3) {
 		GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
 	} else if (which == 1) {
 		shared_calls = count_enosys();
+	} else if (which == 4) {
+		shared_calls = count_refused();
 	}
 	while (!shared_stop)
 		shared_spins++;
@@ -920,19 +949,23 @@ static void guest_opt_in(uint32_t which, uint64_t area_gpa)
  *   VM 0: ENFORCE + bit, registers an area: tracked as preempted;
  *   VM 1: ENFORCE, no bit, tries every call: all -KVM_ENOSYS, not tracked;
  *   VM 2: no bit, no ENFORCE, never calls (what a stock QEMU gives a guest
- *         whose pvlock looks at CPUID): not tracked.
+ *         whose pvlock looks at CPUID): not tracked;
+ *   VM 3: no bit, no ENFORCE, registers an area anyway (served, as upstream
+ *         serves PV features without ENFORCE): tracked from its first call;
+ *   VM 4: no bit, no ENFORCE, makes only malformed calls: all refused, and a
+ *         refused call does not make the VM pay: not tracked.
  * Their vCPU threads share one host CPU, so each is preempted about as
  * often; KVM's own preemption_reported + preemption_other counts every
  * involuntary sched out, pvlock_preempted the ones pvlock kept.
  */
 static void test_no_bookkeeping(void)
 {
-	static const bool enforce[OPT_IN_VMS] = { true, true, false };
-	static const bool bit[OPT_IN_VMS] = { true, false, false };
+	static const bool enforce[OPT_IN_VMS] = { true, true, false, false, false };
+	static const bool bit[OPT_IN_VMS] = { true, false, false, false, false };
 	struct kvm_vcpu *vcpus[OPT_IN_VMS];
 	struct kvm_vm *vms[OPT_IN_VMS];
 	pthread_t threads[OPT_IN_VMS];
-	uint64_t preempted[OPT_IN_VMS], tracked[OPT_IN_VMS], calls1;
+	uint64_t preempted[OPT_IN_VMS], tracked[OPT_IN_VMS], calls1, calls4;
 	struct pvlock_vcpu_area *area0 = NULL;
 	int cpu = first_allowed_cpu();
 	vm_vaddr_t gva;
@@ -966,8 +999,10 @@ static void test_no_bookkeeping(void)
 			       vm_stat(vms[i], "pvlock_preempted_vcpus"));
 	}
 	calls1 = *HOST_PTR(vms[1], shared_calls);
-	ksft_print_msg("opt_in: VM 1 got -KVM_ENOSYS for %lu of %lu calls; VM 0's area preempt_seq %u\n",
-		       calls1, (uint64_t)ARRAY_SIZE(every_op), area0->preempt_seq);
+	calls4 = *HOST_PTR(vms[4], shared_calls);
+	ksft_print_msg("opt_in: VM 1 got -KVM_ENOSYS for %lu of %lu calls; VM 4 its error for %lu of %lu; VM 0's area preempt_seq %u\n",
+		       calls1, (uint64_t)ARRAY_SIZE(every_op), calls4,
+		       (uint64_t)ARRAY_SIZE(refused_envelope), area0->preempt_seq);
 
 	/* The gate alone: VM 2 made no call, so only the bit can matter. */
 	TEST_ASSERT(preempted[2] > 0, "VM 2 was never preempted: the test proves nothing");
@@ -985,6 +1020,16 @@ static void test_no_bookkeeping(void)
 	TEST_ASSERT(preempted[0] > 0 && tracked[0] > 0,
 		    "VM 0 (bit) preempted %lu times, pvlock kept %lu", preempted[0], tracked[0]);
 	TEST_ASSERT(area0->preempt_seq > 0, "VM 0's area never saw a preemption");
+	/* No ENFORCE: a VM served without the bit pays, one only refused does not. */
+	TEST_ASSERT(preempted[3] > 0 && tracked[3] > 0,
+		    "VM 3 (no bit, served) preempted %lu times, pvlock kept %lu",
+		    preempted[3], tracked[3]);
+	TEST_ASSERT(calls4 == ARRAY_SIZE(refused_envelope),
+		    "VM 4 got the expected error for %lu of %lu malformed calls",
+		    calls4, (uint64_t)ARRAY_SIZE(refused_envelope));
+	TEST_ASSERT(preempted[4] > 0, "VM 4 was never preempted");
+	TEST_ASSERT(tracked[4] == 0,
+		    "VM 4 (no bit, only refused calls) paid for pvlock: %lu kept", tracked[4]);
 	for (i = 0; i < OPT_IN_VMS; i++)
 		kvm_vm_free(vms[i]);
 }
