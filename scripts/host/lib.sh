@@ -7,6 +7,8 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 KVER=6.12.117+deb12-amd64
 KDIR=/usr/src/linux-headers-$KVER
+# The installed linux-source-6.12 (the guest kernel builds from it, whatever its point
+# release); source_tarball() picks the one the KVM modules are built from.
 SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 CPU_LOCK=/tmp/pvlock-cpu.lock
 HOST_BUILD=$BUILD/host
@@ -30,11 +32,49 @@ install_deps() {
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# extract_source: $SRC is the pristine linux-source-6.12 (cached by stamp).
+# source_tarball: set SRC_TAR to the linux-source-6.12 tarball of the very Debian version of
+# the kernel the modules load into ($KVER, whose headers they are built against). Debian's
+# security archive moves linux-source-6.12 to each new point release, while L1 stays on
+# $KVER: KVM built from 6.12.118's source against 6.12.117's headers does not compile (and
+# would not be 6.12.117's KVM). When the installed package is another version, that
+# version's .deb is fetched into $HOST_BUILD/src-deb (apt-get download; nothing is
+# installed, the machine's own linux-source-6.12 stays as it is) and its tarball used.
+source_tarball() {
+	local want have dir=$HOST_BUILD/src-deb deb
+	want=$(dpkg-query -W -f='${Version}' "linux-headers-$KVER" 2>/dev/null) ||
+		die "linux-headers-$KVER is not installed"
+	have=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
+	if [ "$have" = "$want" ]; then
+		SRC_TAR=/usr/src/linux-source-6.12.tar.xz
+		return 0
+	fi
+	SRC_TAR=$dir/$want/usr/src/linux-source-6.12.tar.xz
+	[ -f "$SRC_TAR" ] && return 0
+	log "linux-source-6.12 is ${have:-not installed}, the KVM modules need $want" \
+		"($KVER's): fetching that version"
+	rm -rf "$dir/$want" "$dir/tmp"
+	mkdir -p "$dir/tmp"
+	if ! (cd "$dir/tmp" && apt-get download -q "linux-source-6.12=$want") >"$dir/apt.log" 2>&1; then
+		apt-get update -qq >>"$dir/apt.log" 2>&1 || true
+		(cd "$dir/tmp" && apt-get download -q "linux-source-6.12=$want") >>"$dir/apt.log" 2>&1 ||
+			die "apt-get download linux-source-6.12=$want failed (is deb.debian.org's" \
+				"bookworm-security in the apt sources? $dir/apt.log)"
+	fi
+	deb=$(ls "$dir"/tmp/linux-source-6.12_*.deb 2>/dev/null | head -n 1)
+	[ -n "$deb" ] || die "apt-get download gave no linux-source-6.12 .deb ($dir/apt.log)"
+	mkdir -p "$dir/$want.tmp"
+	dpkg-deb --fsys-tarfile "$deb" | tar -C "$dir/$want.tmp" -x ./usr/src/linux-source-6.12.tar.xz ||
+		die "no usr/src/linux-source-6.12.tar.xz in $deb"
+	mv "$dir/$want.tmp" "$dir/$want"
+	rm -rf "$dir/tmp"
+}
+
+# extract_source: $SRC is the pristine linux-source-6.12 of $KVER (cached by stamp).
 extract_source() {
 	local stamp
+	source_tarball
 	[ -f "$SRC_TAR" ] || die "$SRC_TAR missing (package linux-source-6.12)"
-	stamp="$(stat -c '%s %Y' "$SRC_TAR")"
+	stamp="$SRC_TAR $(stat -c '%s %Y' "$SRC_TAR")"
 	[ "$(cat "$SRC/.pvlock-extracted" 2>/dev/null)" = "$stamp" ] && return 0
 	log "extracting $SRC_TAR into $HOST_BUILD"
 	rm -rf "$SRC"
