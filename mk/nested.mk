@@ -4,7 +4,9 @@
 ##                 locktorture clean, host counters moving; kvm.pvlock=0 and the hostile host fall back
 ## nested-contention  (slower tier, ~6 min) lock:contention_* and perf lock contention in pvlock and
 ##                 upstream L2 guests on the patched KVM, with a lock-per-thread control that must fail
-.PHONY: nested-test nested-contention
+## nested-stock    (slower tier, ~5 min) L1 with Debian's stock KVM: a pvlock L2 guest in stock-host
+##                 mode (halts, locktorture clean, no pvlock counter), and pvlock_stock=off's upstream
+.PHONY: nested-test nested-contention nested-stock
 
 TEST_TARGETS += nested-test
 
@@ -13,3 +15,6 @@ nested-test:
 
 nested-contention:
 	$(TOP)/selftests/nested/run contention
+
+nested-stock:
+	$(TOP)/selftests/nested/run stock

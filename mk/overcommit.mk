@@ -2,9 +2,10 @@
 # scripts/overcommit/run does everything (deps, builds, L1 boots, L2 cells, report);
 # see its --help and README.md "Results: nested VMs".
 ## bench           THE MAIN JOB (README): make overcommit, the nested-VM overcommit benchmark
-## overcommit      main job: L2 guests at 1x-4x vCPU overcommit, upstream (PLE)/upstream-nople/pvlock/pvlock-noyield, 3 repeats,
+## overcommit      main job: L2 guests at 1x-4x vCPU overcommit, upstream (PLE)/upstream-nople/pvlock/pvlock-noyield/
+##                 pvlock-stockhost, 3 repeats,
 ##                 pvlock-top in L1 beside every cell (OVERCOMMIT_BENCH_ARGS= drops it)
-##                 (OVERCOMMIT_ARGS="--configs ... --workloads ... --repeats N"; ~50 min)
+##                 (OVERCOMMIT_ARGS="--configs ... --workloads ... --repeats N"; ~65 min)
 ## overcommit-smoke  CI short form: lockbench + kernbench + dbench, 1x and 4x, upstream + pvlock, 1 repeat; fails when the lab breaks
 ## overcommit-dry-run  print the L1/L2 command lines and guest set-up without running (add --host-kvm for a KVM host)
 ## overcommit-host-kvm  the main job on a real KVM host with the patched modules loaded (no L1)

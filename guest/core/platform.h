@@ -59,7 +59,9 @@
  *                   true while cpu is runnable but not running (scheduled
  *                   out involuntarily by the host); a hint, may be stale.
  *   yield_to(cpu)   ask the host to run cpu in this vCPU's place if cpu is
- *                   preempted; true if the host did yield.
+ *                   preempted; true if the host did yield (a host that
+ *                   does not say, stock KVM's KVM_HC_SCHED_YIELD: true
+ *                   once asked).
  *   yield_any()     ask the host to run whichever preempted vCPU it judges
  *                   best; true if it yielded.
  *   hint_waiting_on(cpu)  tell the host which vCPU this one waits on

@@ -163,8 +163,11 @@ struct KernelPlatform : BuiltinAtomics {
 	{
 		const struct pvlock_vcpu_area *a = pvlock_area_of[cpu];
 
-		return a && (__atomic_load_n(&a->preempted, __ATOMIC_RELAXED) &
-			     PVLOCK_PREEMPTED);
+		if (a)
+			return __atomic_load_n(&a->preempted, __ATOMIC_RELAXED) &
+			       PVLOCK_PREEMPTED;
+		/* no area: stock-host mode's steal time, else false */
+		return pvlock_k_vcpu_is_preempted(cpu);
 	}
 
 	static inline bool yield_to(u32 cpu)

@@ -69,6 +69,8 @@ PVLOCK_EXTERN_C const char *const pvlock_tunable_keys;
 PVLOCK_EXTERN_C void pvlock_k_wait(const unsigned char *ptr, unsigned char val);
 PVLOCK_EXTERN_C void pvlock_k_kick(pvlock_u32 cpu);
 PVLOCK_EXTERN_C bool pvlock_k_yield(pvlock_u32 cpu);
+/* For a CPU with no shared area (stock-host mode: steal time). */
+PVLOCK_EXTERN_C bool pvlock_k_vcpu_is_preempted(pvlock_u32 cpu);
 
 /*
  * The kernel's lock:contention_begin/end tracepoints, as upstream's

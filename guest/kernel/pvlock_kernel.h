@@ -13,7 +13,7 @@ struct pvlock_algo;
 /* The algorithm arch_spin_*() run on, or NULL when pvlock is off. */
 const struct pvlock_algo *pvlock_current(void);
 
-/* Whether the host answered the pvlock query (waits halt, kicks wake). */
+/* Whether waits halt and kicks wake: a pvlock host, or stock-host mode. */
 bool pvlock_host_ok(void);
 
 /*

@@ -28,6 +28,7 @@
 #include <linux/kvm_para.h>
 #include <linux/percpu.h>
 #include <linux/reboot.h>
+#include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/static_call.h>
@@ -269,6 +270,18 @@ early_param("pvlock_probe", pvlock_probe_parse);
 
 static bool pvlock_host __read_mostly;	/* host speaks pvlock: wait/kick work */
 static u32 pvlock_features __read_mostly;
+/*
+ * A stock KVM host (no pvlock handler, or not offered to this VM): the
+ * algorithms run on what upstream KVM already gives every guest, so that
+ * what the host half adds can be measured against it (docs/hypercalls.rst,
+ * "Stock-host mode"): KVM_FEATURE_PV_UNHALT's halt and KVM_HC_KICK_CPU for
+ * wait and kick, as kvm_wait() and kvm_kick_cpu() use them;
+ * KVM_HC_SCHED_YIELD to the holder's APIC ID for directed yield, if offered;
+ * the steal-time preempted byte (vcpu_is_preempted(), installed by kvm.c)
+ * for a preempted holder. No yield to "any", no shared area, no hints.
+ */
+static bool pvlock_stock __ro_after_init;
+static bool pvlock_stock_yield __ro_after_init;	/* KVM_FEATURE_PV_SCHED_YIELD */
 static long pvlock_query_ret __initdata;
 static const struct pvlock_algo *pvlock_active_algo __read_mostly;
 static const char *pvlock_reason = "not decided";
@@ -325,13 +338,41 @@ void pvlock_wait_counts(u64 *waits, u64 *timeouts, u64 *lost_kicks)
  * interrupts off until the VMCALL has exited, as "sti; hlt" does in
  * safe_halt(), so an interrupt ends the wait instead of waiting for it.
  */
+/*
+ * The stock host's wait, kvm_wait()'s: HLT while *ptr == val, checked with
+ * interrupts off. KVM_HC_KICK_CPU sets the target's pv_unhalted, which ends
+ * its HLT, or makes its next one return at once, even with interrupts off;
+ * "sti; hlt" (raw_safe_halt()) ends it on an interrupt as well. No bound:
+ * the algorithms wait only on values their waker changes before kicking
+ * (guest/core/platform.h), so a kick taken by another wait leaves nothing
+ * to halt on.
+ */
+static void pvlock_stock_wait(const u8 *ptr, u8 val)
+{
+	unsigned long flags = arch_local_save_flags();
+
+	raw_local_irq_disable();
+	if (READ_ONCE(*ptr) == val) {
+		if (arch_irqs_disabled_flags(flags))
+			halt();
+		else
+			raw_safe_halt();
+		this_cpu_inc(pvlock_wait_count.waits);
+	}
+	raw_local_irq_restore(flags);
+}
+
 void pvlock_k_wait(const u8 *ptr, u8 val)
 {
 	unsigned long flags;
 	long ret;
 
-	if (!pvlock_host || in_nmi()) {
+	if (in_nmi() || !(pvlock_host || pvlock_stock)) {
 		cpu_relax();
+		return;
+	}
+	if (pvlock_stock) {
+		pvlock_stock_wait(ptr, val);
 		return;
 	}
 
@@ -368,15 +409,30 @@ out:
 
 void pvlock_k_kick(u32 cpu)
 {
-	if (pvlock_host && cpu < nr_cpu_ids)
+	if (cpu >= nr_cpu_ids)
+		return;
+	if (pvlock_host)
 		pvlock_hc(PVLOCK_OP_KICK, pvlock_apicid[cpu]);
+	else if (pvlock_stock)	/* a0: flags, none defined; a1: the APIC ID */
+		kvm_hypercall2(KVM_HC_KICK_CPU, 0, pvlock_apicid[cpu]);
 }
 
-/* cpu == no vCPU (~0U): yield to whichever preempted vCPU the host picks. */
+/*
+ * cpu == no vCPU (~0U): yield to whichever preempted vCPU the host picks.
+ * A stock host names no such call, and its KVM_HC_SCHED_YIELD answers 0
+ * whether or not it yielded (it does when the target is runnable but not
+ * running, which the caller has just read in its steal time): true means
+ * "asked", there.
+ */
 bool pvlock_k_yield(u32 cpu)
 {
 	unsigned long target;
 
+	if (pvlock_stock) {
+		if (!pvlock_stock_yield || cpu >= nr_cpu_ids)
+			return false;
+		return kvm_hypercall1(KVM_HC_SCHED_YIELD, pvlock_apicid[cpu]) == 0;
+	}
 	if (!pvlock_host)
 		return false;
 	if (cpu == ~0U) {
@@ -406,6 +462,16 @@ static_assert(offsetof(struct tracepoint, key) == PVLOCK_TRACEPOINT_KEY_OFFSET);
 static_assert(__same_type(__tracepoint_contention_begin.key, struct static_key));
 static_assert(__same_type(__tracepoint_contention_end.key, struct static_key));
 #endif
+
+/*
+ * A CPU without a pvlock shared area: the kernel's vcpu_is_preempted(), which
+ * on a stock host is kvm.c's steal-time preempted byte (false without steal
+ * time, as for every guest).
+ */
+bool pvlock_k_vcpu_is_preempted(u32 cpu)
+{
+	return pvlock_stock && cpu < nr_cpu_ids && vcpu_is_preempted(cpu);
+}
 
 void pvlock_k_contention_begin(struct qspinlock *lock)
 {
@@ -635,6 +701,46 @@ static bool __init pvlock_host_offers(void)
 }
 
 /*
+ * pvlock_stock=off: on a host that does not offer pvlock, leave the spinlocks
+ * to upstream (its PV qspinlock) instead of running pvlock's algorithm on
+ * the stock host's halt, kick and yield.
+ */
+static bool pvlock_stock_off __initdata;
+
+static int __init pvlock_stock_parse(char *arg)
+{
+	bool on;
+
+	if (kstrtobool(arg ? arg : "", &on)) {
+		pr_warn("pvlock_stock=%s: expected on or off; stock-host mode stays on\n",
+			arg ? arg : "");
+		return 0;
+	}
+	pvlock_stock_off = !on;
+	return 0;
+}
+early_param("pvlock_stock", pvlock_stock_parse);
+
+/*
+ * Whether a host without pvlock gives this VM what stock-host mode needs
+ * (KVM_FEATURE_PV_UNHALT: halt until kicked); if not, sets pvlock_reason.
+ * Only called on KVM, once pvlock_host_offers() said no.
+ */
+static bool __init pvlock_stock_offers(void)
+{
+	if (pvlock_stock_off) {
+		pvlock_reason = "host does not offer pvlock, stock-host mode off (pvlock_stock=off)";
+		return false;
+	}
+	if (!kvm_para_has_feature(KVM_FEATURE_PV_UNHALT)) {
+		pvlock_reason = "host offers neither pvlock (KVM_FEATURE_PVLOCK) nor PV_UNHALT";
+		return false;
+	}
+	pvlock_stock_yield = kvm_para_has_feature(KVM_FEATURE_PV_SCHED_YIELD);
+	return true;
+}
+
+/*
  * Whether the host speaks pvlock; on refusal, sets pvlock_reason. Only
  * called on KVM, after pvlock_host_offers(): VMCALL anywhere else would be
  * #UD, and without the bit the VMM did not offer the call.
@@ -736,9 +842,12 @@ static const struct pvlock_algo * __init pvlock_choose(void)
 	if (pvlock_off)
 		return pvlock_decline("disabled by pvlock=off");
 	if (pvlock_force && pvlock_wanted) {
-		/* Testing: no host support is needed, and none is used. */
+		/* Testing: no host support is needed, but any the host has is used. */
 		if (kvm && pvlock_host_offers() && pvlock_host_speaks())
 			pvlock_host = true;
+		else if (kvm && !kvm_para_has_feature(KVM_FEATURE_PVLOCK) &&
+			 !pvlock_probe && pvlock_stock_offers())
+			pvlock_stock = true;
 		return pvlock_pick();
 	}
 	if (!kvm)
@@ -747,9 +856,20 @@ static const struct pvlock_algo * __init pvlock_choose(void)
 		return pvlock_decline("dedicated pCPUs (KVM_HINTS_REALTIME)");
 	if (num_possible_cpus() == 1)
 		return pvlock_decline("single vCPU");
-	if (!pvlock_host_offers() || !pvlock_host_speaks())
+	/*
+	 * A host that offers pvlock and then fails the query (ABI major,
+	 * missing wait/kick) is declined, not used in stock-host mode: the
+	 * VMM asked for pvlock, and the log says why it is off.
+	 */
+	if (pvlock_host_offers()) {
+		if (!pvlock_host_speaks())
+			return NULL;
+		pvlock_host = true;
+		return pvlock_pick();
+	}
+	if (!pvlock_stock_offers())
 		return NULL;
-	pvlock_host = true;
+	pvlock_stock = true;
 	return pvlock_pick();
 }
 
@@ -826,7 +946,7 @@ const struct pvlock_algo *pvlock_current(void)
 
 bool pvlock_host_ok(void)
 {
-	return pvlock_host;
+	return pvlock_host || pvlock_stock;
 }
 
 /* What upstream runs instead, read back from the state kvm.c left. */
@@ -861,6 +981,14 @@ static int __init pvlock_report(void)
 			PVLOCK_QUERY_MINOR(pvlock_query_ret), pvlock_features,
 			pvlock_area_of[0] ? "" : ", no shared area",
 			pvlock_probed ? ", found by pvlock_probe without KVM_FEATURE_PVLOCK" : "");
+	else if (a && pvlock_stock)
+		pr_info("using %s in stock-host mode (no pvlock from the host: PV_UNHALT halt and kick, %s, %s)\n",
+			a->name,
+			pvlock_stock_yield ? "KVM_HC_SCHED_YIELD to the holder" :
+					     "no directed yield (no PV_SCHED_YIELD)",
+			kvm_para_has_feature(KVM_FEATURE_STEAL_TIME) ?
+				"steal-time preempted" :
+				"no preempted state (no STEAL_TIME)");
 	else if (a)
 		pr_info("using %s without host support (pvlock=%s,force: waits spin, kicks dropped)\n",
 			a->name, pvlock_wanted->name);

@@ -78,6 +78,12 @@ def cell_text(config, waits=5, lock=None, verdict="finished", hb="2.5", level=4)
         "OC-END fails=0", ""])
 
 
+class StockOnly(Args):
+    configs = ["pvlock-stockhost"]
+    workloads = ["lockbench", "hackbench"]
+    levels = [4]
+
+
 def parse(config, level, text):
     c = oc.Cell(config, level, 1, 0)
     with tempfile.NamedTemporaryFile("w", delete=False) as f:
@@ -586,6 +592,22 @@ def main():
     ok(st == "ok", "1x (a 1-vCPU guest): pvlock standing down is the expected lock")
     c, st = parse("pvlock", 1, cell_text("pvlock", level=4))
     ok(st == "wrong-lock", "1x: a guest claiming the PV path on 1 vCPU is not a result")
+
+    # pvlock-stockhost: pvlock's algorithm in stock-host mode, and never a pvlock call
+    stock_line = ("pvlock: using pvqueued in stock-host mode (no pvlock from the host: PV_UNHALT "
+                  "halt and kick, KVM_HC_SCHED_YIELD to the holder, steal-time preempted)")
+    sc, st = parse("pvlock-stockhost", 4, cell_text("pvlock", waits=0, lock=stock_line))
+    sc.status = st
+    ok(st == "ok" and "lockbench" in sc.results and oc.checks([sc], StockOnly) == [],
+       "pvlock-stockhost: the stock-host mode line is its lock, no pvlock counter needed")
+    c, st = parse("pvlock-stockhost", 4, cell_text("pvlock", waits=0))
+    ok(st == "wrong-lock", "pvlock-stockhost: a guest on the pvlock host ABI is not a result")
+    sc.counters = dict(sc.counters, pvlock_waits=4)
+    ok(any("made pvlock calls" in p for p in oc.checks([sc], StockOnly)),
+       "pvlock-stockhost: a cell whose VM made pvlock calls is caught")
+    ok("pvlock-stockhost" in oc.DEFAULT_CONFIGS and "pvlock-stockhost" not in oc.PVLOCK_CONFIGS
+       and "lab.pvlock=off" in oc.CONFIGS["pvlock-stockhost"][0],
+       "pvlock-stockhost: in the reference run, not offered pvlock, not a pvlock-host config")
 
     # nopvspin's fixed-work workloads collapse under overcommit: a longer bound, not a lab failure
     up4, np4 = oc.Cell("upstream", 4, 1, 0), oc.Cell("nopvspin", 4, 1, 0)
