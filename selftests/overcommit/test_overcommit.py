@@ -475,6 +475,26 @@ def test_statistics(d):
         "met |", "met |", "**missed** |"],
        "bench-report --targets-md: the same verdicts as a Markdown table; exit 1 (not all met)")
 
+    # Stock-host mode's bar (issue 18): pvlock-stockhost >= 1.5x upstream at 4x on lockbench,
+    # judged only when the run has that configuration: 1.8x tight is met, 1.1x missed.
+    for stock, verdict in ((180, "[met]"), (110, "[MISSED]")):
+        sh = os.path.join(d, "stockhost-%d" % stock)
+        os.makedirs(sh)
+        csvp = os.path.join(sh, "results.csv")
+        write_cells(csvp, {("upstream", 4): [100, 102, 98, 100], ("pvlock", 4): [250, 255, 245, 250],
+                           ("pvlock-stockhost", 4): [stock, stock + 2, stock - 2, stock]})
+        p = subprocess.run([REPORT, csvp, "--base", "upstream", "--targets"],
+                           capture_output=True, text=True, timeout=120)
+        ok(target_line(p.stdout, "pvlock-stockhost").startswith(
+            "%-14s lockbench 4x: pvlock-stockhost %.3fx upstream >= 1.5x" % (verdict, stock / 100)),
+           "bench-report --targets: stock-host mode's 1.5x at 4x, %s at %.1fx"
+           % (verdict.strip("[]"), stock / 100))
+    ok("pvlock-stockhost" not in target_line(p.stdout, ">= 2.0x") and
+       target_line(subprocess.run([REPORT, os.path.join(kv, "results.csv"), "--base", "upstream",
+                                   "--targets"], capture_output=True, text=True,
+                                  timeout=120).stdout, "pvlock-stockhost") == "",
+       "bench-report --targets: no stock-host target in a run without pvlock-stockhost")
+
     # "Not worse than upstream outside its interval" (issue 18), at the levels without a
     # speed bar: 2x at 0.80x with a tight spread lies wholly below 1.0: missed; 3x at
     # 1.00x +-8% straddles 1.0: met (not worse outside its interval), where "at least as
