@@ -857,6 +857,12 @@ static const struct pvlock_algo * __init pvlock_choose(void)
 	if (num_possible_cpus() == 1)
 		return pvlock_decline("single vCPU");
 	/*
+	 * nopvspin asks for no PV spinlocks: pvlock's default is one, on a
+	 * pvlock host or a stock one. pvlock=<algorithm> names one anyway.
+	 */
+	if (nopvspin && !pvlock_wanted)
+		return pvlock_decline("PV spinlocks disabled by nopvspin");
+	/*
 	 * A host that offers pvlock and then fails the query (ABI major,
 	 * missing wait/kick) is declined, not used in stock-host mode: the
 	 * VMM asked for pvlock, and the log says why it is off.
