@@ -337,31 +337,13 @@ void pvlock_wait_counts(u64 *waits, u64 *timeouts, u64 *lost_kicks)
  * are enabled again by STI right before the hypercall: the STI shadow keeps
  * interrupts off until the VMCALL has exited, as "sti; hlt" does in
  * safe_halt(), so an interrupt ends the wait instead of waiting for it.
+ *
+ * Stock-host mode halts instead, exactly as kvm_wait(): KVM_HC_KICK_CPU sets
+ * the target's pv_unhalted, which ends its HLT, or makes its next one return
+ * at once, even with interrupts off. No bound: the algorithms wait only on
+ * values their waker changes before kicking (guest/core/platform.h), so a
+ * kick taken by another wait leaves nothing to halt on.
  */
-/*
- * The stock host's wait, kvm_wait()'s: HLT while *ptr == val, checked with
- * interrupts off. KVM_HC_KICK_CPU sets the target's pv_unhalted, which ends
- * its HLT, or makes its next one return at once, even with interrupts off;
- * "sti; hlt" (raw_safe_halt()) ends it on an interrupt as well. No bound:
- * the algorithms wait only on values their waker changes before kicking
- * (guest/core/platform.h), so a kick taken by another wait leaves nothing
- * to halt on.
- */
-static void pvlock_stock_wait(const u8 *ptr, u8 val)
-{
-	unsigned long flags = arch_local_save_flags();
-
-	raw_local_irq_disable();
-	if (READ_ONCE(*ptr) == val) {
-		if (arch_irqs_disabled_flags(flags))
-			halt();
-		else
-			raw_safe_halt();
-		this_cpu_inc(pvlock_wait_count.waits);
-	}
-	raw_local_irq_restore(flags);
-}
-
 void pvlock_k_wait(const u8 *ptr, u8 val)
 {
 	unsigned long flags;
@@ -371,15 +353,19 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 		cpu_relax();
 		return;
 	}
-	if (pvlock_stock) {
-		pvlock_stock_wait(ptr, val);
-		return;
-	}
 
 	flags = arch_local_save_flags();
 	raw_local_irq_disable();
 	if (READ_ONCE(*ptr) != val)
 		goto out;
+	if (pvlock_stock) {
+		if (arch_irqs_disabled_flags(flags))
+			halt();
+		else
+			raw_safe_halt();
+		this_cpu_inc(pvlock_wait_count.waits);
+		goto out;
+	}
 	if (arch_irqs_disabled_flags(flags)) {
 		ret = pvlock_hc(PVLOCK_OP_WAIT, PVLOCK_WAIT_BOUND_NS);
 	} else {
@@ -843,11 +829,10 @@ static const struct pvlock_algo * __init pvlock_choose(void)
 		return pvlock_decline("disabled by pvlock=off");
 	if (pvlock_force && pvlock_wanted) {
 		/* Testing: no host support is needed, but any the host has is used. */
-		if (kvm && pvlock_host_offers() && pvlock_host_speaks())
-			pvlock_host = true;
-		else if (kvm && !kvm_para_has_feature(KVM_FEATURE_PVLOCK) &&
-			 !pvlock_probe && pvlock_stock_offers())
-			pvlock_stock = true;
+		if (kvm && pvlock_host_offers())
+			pvlock_host = pvlock_host_speaks();
+		else if (kvm)
+			pvlock_stock = pvlock_stock_offers();
 		return pvlock_pick();
 	}
 	if (!kvm)
