@@ -24,9 +24,14 @@
 #error "PVLOCK_MAX_CPUS (CONFIG_NR_CPUS) comes from scripts/guest/Makefile.cxx"
 #endif
 
-/* Per-CPU variables of the C layer: only their %gs offsets are used. */
+/*
+ * Per-CPU variables of the C layer and the kernel: their %gs offsets for
+ * this CPU's copy, per_cpu_of() below for another CPU's.
+ */
 extern "C" pvlock::u32 pvlock_cpu_number;
 extern "C" struct pvlock_vcpu_area pvlock_vcpu_area;
+extern "C" struct pvlock_vcpu_area *pvlock_area_of;
+extern "C" pvlock::u32 x86_cpu_to_apicid;
 
 /*
  * The kernel's tracepoints lock:contention_begin/end (struct tracepoint, whose
@@ -149,6 +154,20 @@ struct KernelPlatform : BuiltinAtomics {
 		return reinterpret_cast<PerCpuSlot<T> *>(at + __per_cpu_offset[cpu])->v;
 	}
 
+	/*
+	 * CPU cpu's copy of a per-CPU variable of the C side or the kernel,
+	 * what READ_ONCE(per_cpu(var, cpu)) reads: the address percpu<T>()
+	 * computes for ours.
+	 */
+	template <typename T>
+	static inline T per_cpu_of(T &var, u32 cpu)
+	{
+		unsigned long at = reinterpret_cast<unsigned long>(&var);
+
+		return __atomic_load_n(reinterpret_cast<T *>(at + __per_cpu_offset[cpu]),
+				       __ATOMIC_RELAXED);
+	}
+
 	static inline void wait(const u8 *ptr, u8 val)
 	{
 		pvlock_k_wait(ptr, val);
@@ -161,7 +180,7 @@ struct KernelPlatform : BuiltinAtomics {
 
 	static inline bool vcpu_is_preempted(u32 cpu)
 	{
-		const struct pvlock_vcpu_area *a = pvlock_area_of[cpu];
+		const struct pvlock_vcpu_area *a = per_cpu_of(pvlock_area_of, cpu);
 
 		if (a)
 			return __atomic_load_n(&a->preempted, __ATOMIC_RELAXED) &
@@ -184,7 +203,7 @@ struct KernelPlatform : BuiltinAtomics {
 	static inline void hint_waiting_on(u32 cpu)
 	{
 		u32 apicid = cpu == no_cpu ? static_cast<u32>(PVLOCK_VCPU_ANY) :
-					     pvlock_apicid[cpu];
+					     per_cpu_of(x86_cpu_to_apicid, cpu);
 
 		asm volatile("movl %1, %%gs:%P0"
 			     : : "i"(&pvlock_vcpu_area.wait_vcpu), "r"(apicid)

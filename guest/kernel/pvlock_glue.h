@@ -53,12 +53,12 @@ PVLOCK_EXTERN_C const unsigned int pvlock_nr_algos;
  *
  * pvlock_cpu_number is a per-CPU variable: the C++ side reads it %gs-relative,
  * as this_cpu_read() does. pvlock_vcpu_area is this CPU's shared area, also
- * per-CPU; pvlock_area_of[cpu] points at every CPU's area and
- * pvlock_apicid[cpu] is the vCPU name the host knows (the APIC ID).
+ * per-CPU, and so is pvlock_area_of, the area while it is registered (NULL
+ * otherwise), which the C++ side reads for other CPUs (kernel_platform.h's
+ * per_cpu_of()), as it reads the kernel's x86_cpu_to_apicid, the vCPU name
+ * the host knows.
  */
 PVLOCK_EXTERN_C pvlock_u32 pvlock_nr_cpus;
-PVLOCK_EXTERN_C pvlock_u32 pvlock_apicid[];
-PVLOCK_EXTERN_C struct pvlock_vcpu_area *pvlock_area_of[];
 
 /* Set one of guest/core's knobs by name (tunables.h); false if refused. */
 PVLOCK_EXTERN_C bool pvlock_tunable_set(const char *key, pvlock_u32 value);

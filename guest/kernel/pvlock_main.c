@@ -59,8 +59,15 @@ DEFINE_PER_CPU_READ_MOSTLY(u32, pvlock_cpu_number);
 DEFINE_PER_CPU_DECRYPTED(struct pvlock_vcpu_area, pvlock_vcpu_area)
 	__aligned(PVLOCK_AREA_SIZE);
 u32 pvlock_nr_cpus __read_mostly = 1;
-u32 pvlock_apicid[NR_CPUS] __read_mostly;
-struct pvlock_vcpu_area *pvlock_area_of[NR_CPUS] __read_mostly;
+/*
+ * CPU n's area while the host has it registered, else NULL: what
+ * vcpu_is_preempted(n) reads. Per-CPU like the area, so it costs nothing per
+ * NR_CPUS and sits on CPU n's node; the C++ side reads other CPUs' copies
+ * (kernel_platform.h). The vCPU name the host knows is not copied here:
+ * kicks and hints read x86_cpu_to_apicid when they need it, as kvm.c's
+ * kick does, so a CPU hot-added after boot is named right.
+ */
+DEFINE_PER_CPU_READ_MOSTLY(struct pvlock_vcpu_area *, pvlock_area_of);
 
 /* --- arch_spin_*() dispatch (asm/pvlock.h) -------------------------------- */
 
@@ -398,9 +405,10 @@ void pvlock_k_kick(u32 cpu)
 	if (cpu >= nr_cpu_ids)
 		return;
 	if (pvlock_host)
-		pvlock_hc(PVLOCK_OP_KICK, pvlock_apicid[cpu]);
+		pvlock_hc(PVLOCK_OP_KICK, per_cpu(x86_cpu_to_apicid, cpu));
 	else if (pvlock_stock)	/* a0: flags, none defined; a1: the APIC ID */
-		kvm_hypercall2(KVM_HC_KICK_CPU, 0, pvlock_apicid[cpu]);
+		kvm_hypercall2(KVM_HC_KICK_CPU, 0,
+			       per_cpu(x86_cpu_to_apicid, cpu));
 }
 
 /*
@@ -417,7 +425,8 @@ bool pvlock_k_yield(u32 cpu)
 	if (pvlock_stock) {
 		if (!pvlock_stock_yield || cpu >= nr_cpu_ids)
 			return false;
-		return kvm_hypercall1(KVM_HC_SCHED_YIELD, pvlock_apicid[cpu]) == 0;
+		return kvm_hypercall1(KVM_HC_SCHED_YIELD,
+				      per_cpu(x86_cpu_to_apicid, cpu)) == 0;
 	}
 	if (!pvlock_host)
 		return false;
@@ -428,7 +437,7 @@ bool pvlock_k_yield(u32 cpu)
 	} else {
 		if (!(pvlock_features & PVLOCK_F_YIELD_TO) || cpu >= nr_cpu_ids)
 			return false;
-		target = pvlock_apicid[cpu];
+		target = per_cpu(x86_cpu_to_apicid, cpu);
 	}
 	return pvlock_hc(PVLOCK_OP_YIELD, target) == 0;
 }
@@ -491,7 +500,7 @@ static long pvlock_area_register(void)
 		return 0;
 	ret = pvlock_hc(PVLOCK_OP_REGISTER, slow_virt_to_phys(a));
 	if (!ret)
-		WRITE_ONCE(pvlock_area_of[smp_processor_id()], a);
+		this_cpu_write(pvlock_area_of, a);
 	return ret;
 }
 
@@ -502,14 +511,15 @@ static long pvlock_area_register(void)
  *
  * Called from the CPU-offline callback, from the reboot notifier's IPI and
  * from the crash path, so it must work with interrupts off, in any context,
- * any number of times: it takes no lock and never sleeps; xchg() makes
- * "was registered" exact even if two paths race on this CPU. The hypercall
+ * any number of times: it takes no lock and never sleeps; this_cpu_xchg()
+ * (a cmpxchg loop on this CPU's copy, safe against its interrupts and NMIs)
+ * makes "was registered" exact even if two paths race on this CPU. The hypercall
  * is issued even when nothing was registered, since the host treats a second
  * unregistration as a no-op.
  */
 static long pvlock_area_unregister(void)
 {
-	bool was = xchg(&pvlock_area_of[smp_processor_id()], NULL);
+	bool was = this_cpu_xchg(pvlock_area_of, NULL);
 	long ret;
 
 	if (!pvlock_host || !(pvlock_features & PVLOCK_F_AREA))
@@ -542,7 +552,7 @@ static int pvlock_cpu_offline(unsigned int cpu)
 __visible bool __pvlock_vcpu_is_preempted(long cpu);
 __visible bool __pvlock_vcpu_is_preempted(long cpu)
 {
-	struct pvlock_vcpu_area *a = READ_ONCE(pvlock_area_of[cpu]);
+	struct pvlock_vcpu_area *a = READ_ONCE(per_cpu(pvlock_area_of, cpu));
 
 	return a && (READ_ONCE(a->preempted) & PVLOCK_PREEMPTED);
 }
@@ -872,7 +882,6 @@ void __init pvlock_spinlock_select(void)
 
 	for_each_possible_cpu(cpu) {
 		per_cpu(pvlock_cpu_number, cpu) = cpu;
-		pvlock_apicid[cpu] = per_cpu(x86_cpu_to_apicid, cpu);
 		per_cpu(pvlock_vcpu_area, cpu).wait_vcpu = PVLOCK_VCPU_ANY;
 	}
 	pvlock_nr_cpus = nr_cpu_ids;
@@ -912,7 +921,7 @@ void __init pvlock_spinlock_select(void)
 		if (!pvlock_force)
 			return;
 	}
-	if (pvlock_area_of[smp_processor_id()])
+	if (this_cpu_read(pvlock_area_of))
 		pv_ops.lock.vcpu_is_preempted =
 			PV_CALLEE_SAVE(__pvlock_vcpu_is_preempted);
 
@@ -970,7 +979,7 @@ static int __init pvlock_report(void)
 		pr_info("using %s (host ABI %u.%u, features %#x)%s%s\n", a->name,
 			PVLOCK_QUERY_MAJOR(pvlock_query_ret),
 			PVLOCK_QUERY_MINOR(pvlock_query_ret), pvlock_features,
-			pvlock_area_of[0] ? "" : ", no shared area",
+			per_cpu(pvlock_area_of, 0) ? "" : ", no shared area",
 			pvlock_probed ? ", found by pvlock_probe without KVM_FEATURE_PVLOCK" : "");
 	else if (a && pvlock_stock)
 		pr_info("using %s in stock-host mode (no pvlock from the host: PV_UNHALT halt and kick, %s, %s)\n",
