@@ -58,3 +58,27 @@ guest-boot: guest-initramfs
 		-nographic -no-reboot -kernel $(BUILD)/guest-obj/arch/x86/boot/bzImage \
 		-initrd $(BUILD)/guest-vm/initramfs.cpio.gz \
 		-append "console=ttyS0 panic=-1 pvlock_test.shell=1 pvlock_test.torture_s=0 pvlock_test.bench_ms=0 $(APPEND)"
+
+# The debug guests (issue 17): pvlock-guest.config + debug.config (lockdep,
+# PREEMPT, UBSAN) + kasan.config or kcsan.config, each built beside the main
+# guest in its own output directory, sharing the unpacked tree and ccache.
+GUEST_DEBUG_SANITIZERS := kasan kcsan
+.PHONY: guest-debug-test $(addprefix guest-debug-kernel-,$(GUEST_DEBUG_SANITIZERS))
+## guest-debug-kernel-kasan / -kcsan  build a debug guest ($(BUILD)/guest-obj-kasan ...)
+$(addprefix guest-debug-kernel-,$(GUEST_DEBUG_SANITIZERS)): guest-debug-kernel-%:
+	GUEST_OBJ=$(BUILD)/guest-obj-$* GUEST_MODS=$(BUILD)/guest-modules-$* \
+	GUEST_CONFIG_EXTRA="$(TOP)/guest/kernel/config/debug.config $(TOP)/guest/kernel/config/$*.config" \
+		$(GUEST_SCRIPTS)/build-kernel
+
+## guest-debug-test      slower tier: the debug guests under TCG at 4 vCPUs (lockdep, PREEMPT,
+##                       UBSAN, with KASAN, then with KCSAN): every algorithm's benchmark,
+##                       locktorture on every lock type over arch_spin_* with CPU hotplug
+##                       and stutter, the sanitizers' negative controls (two kernel builds
+##                       of ~25 min each from cold, then 12 boots of 0.5-3 min each)
+guest-debug-test: guest-kernel $(addprefix guest-debug-kernel-,$(GUEST_DEBUG_SANITIZERS))
+	for s in $(GUEST_DEBUG_SANITIZERS); do \
+		$(GUEST_SCRIPTS)/check-sanitized-objects $(BUILD)/guest-obj-$$s || exit 1; done
+	@# The check's negative control: the main guest has no sanitizer, and must fail it.
+	if $(GUEST_SCRIPTS)/check-sanitized-objects $(BUILD)/guest-obj; then \
+		echo "check-sanitized-objects passed a tree without sanitizers" >&2; exit 1; fi
+	$(TOP)/selftests/guest-vm/run --debug

@@ -41,6 +41,7 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/init.h>
+#include <linux/kcsan-checks.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mutex.h>
@@ -125,7 +126,11 @@ static void bench_unlock(struct bench_shared *sh, struct bench_lock *lk)
 	}
 }
 
-static int bench_thread_fn(void *arg)
+/*
+ * Named pvlock_* so that a sanitizer report on the data it protects (the
+ * KCSAN control: ASSERT_EXCLUSIVE_ACCESS below) names pvlock code.
+ */
+static int pvlock_bench_thread_fn(void *arg)
 {
 	struct bench_thread *t = arg;
 	struct bench_shared *sh = t->sh;
@@ -141,7 +146,12 @@ static int bench_thread_fn(void *arg)
 		WRITE_ONCE(lk->inside, 1);
 		if (sh->hold_ns)
 			ndelay(sh->hold_ns);
-		/* A plain read-modify-write: lost if two threads overlap. */
+		/*
+		 * A plain read-modify-write: lost if two threads overlap. Under
+		 * KCSAN, also an assertion that nobody else touches the counter
+		 * while we hold the lock (the broken lock's negative control).
+		 */
+		ASSERT_EXCLUSIVE_ACCESS(lk->counter);
 		WRITE_ONCE(lk->counter, READ_ONCE(lk->counter) + 1);
 		WRITE_ONCE(lk->inside, 0);
 		bench_unlock(sh, lk);
@@ -204,7 +214,7 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 		threads[i].sh = sh;
 		threads[i].lock = cfg->private ? &threads[i].own : &sh->lock;
 		spin_lock_init(&threads[i].own.spin);
-		task = kthread_create_on_cpu(bench_thread_fn, &threads[i], cpu,
+		task = kthread_create_on_cpu(pvlock_bench_thread_fn, &threads[i], cpu,
 					     "pvlock_bench/%u");
 		if (IS_ERR(task)) {
 			ret = PTR_ERR(task);

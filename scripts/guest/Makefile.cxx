@@ -4,9 +4,14 @@
 # Kbuild), modelled on the Rust rule of scripts/Makefile.build:
 #   - if_changed_rule with a real depfile (g++ -MMD, then fixdep), so a
 #     changed header or flag rebuilds the object and nothing else;
-#   - the kernel's C flags minus the C-only ones, so the code model and ABI
-#     (-mcmodel=kernel -mno-red-zone, no SSE/MMX/x87, retpoline and return
-#     thunks, no unwind tables, stack protector) are exactly the C objects';
+#   - the flags Kbuild gives a C object of this directory ($(_c_flags) of
+#     scripts/Makefile.lib: KBUILD_CFLAGS, ccflags-y, CFLAGS_<obj>.o, and
+#     the KASAN, KCSAN, UBSAN and KCOV flags under the same per-object and
+#     per-directory switches, KASAN_SANITIZE_<obj>.o := n and the like)
+#     minus the C-only ones, so the code model and ABI (-mcmodel=kernel
+#     -mno-red-zone, no SSE/MMX/x87, retpoline and return thunks, no unwind
+#     tables, stack protector) and the instrumentation are exactly the C
+#     objects';
 #   - objtool on the object, as for C (cmd_objtool);
 #   - scripts/guest/check-cxx-object: no static constructors or destructors,
 #     no exception tables, only whitelisted undefined symbols.
@@ -33,7 +38,7 @@ cxx-c-only-flags := -std=% -Wstrict-prototypes -Werror=strict-prototypes \
 cxx-flags = -Wp,-MMD,$(depfile) -nostdinc \
 	-isystem $(shell $(KBUILD_CXX) -print-file-name=include) \
 	$(filter-out $(cxx-c-only-flags) $(CC_FLAGS_FTRACE), \
-		$(KBUILD_CPPFLAGS) $(KBUILD_CFLAGS) $(KBUILD_CFLAGS_KERNEL)) \
+		$(_c_flags) $(modkern_cflags)) \
 	-std=gnu++17 -ffreestanding -fno-exceptions -fno-rtti \
 	-fno-threadsafe-statics -fno-use-cxa-atexit -nostdinc++ \
 	-fno-gnu-unique -fno-asynchronous-unwind-tables -fno-unwind-tables \
