@@ -4,7 +4,7 @@
 ## host-checkpatch     scripts/checkpatch.pl --strict on host/patches
 ## host-selftests-build  build x86_64/pvlock_test + kvm_pv_test, steal_time, kvm_binary_stats_test
 ## host-selftests      boot L1 with the patched KVM and run those selftests (TAP in $(HOST_LAB_OUT)/selftests)
-## host-negative       boot L1 with the broken KVM (drops kicks, ignores the CPUID bit): passes only if pvlock_test catches it
+## host-negative       boot L1 with the broken KVM (drops kicks, ignores the CPUID bit, stale area, RAX overwritten): passes only if pvlock_test catches it
 ## host-selftests-stock  the same selftests on L1's stock KVM (pvlock_test must skip, the rest pass)
 ## host-selftests-full  slower tier: every x86_64 KVM selftest on stock and patched KVM, compared
 ## host-test           the host tier of make test: host-checkpatch + host-selftests + host-negative
@@ -17,10 +17,12 @@ HOST_L1_RUN := $(TOP)/scripts/lab/l1-run
 HOST_L1_TIMEOUT ?= 1200
 HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh
 # The cases of pvlock_test that the broken handler (host/negative/) must fail: it drops
-# kicks (0001), and ignores KVM_FEATURE_PVLOCK (0002: offers it with kvm.pvlock=0, serves a
-# vCPU without it under ENFORCE, tracks preemptions of VMs that did not opt in).
+# kicks (0001), ignores KVM_FEATURE_PVLOCK (0002: offers it with kvm.pvlock=0, serves a
+# vCPU without it under ENFORCE, tracks preemptions of VMs that did not opt in), and
+# undoes 0005 (0003: never resolves the area's cache after a memslot change, and lets a
+# wait's end overwrite the RAX user space set).
 HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick supported_cpuid enforce_without_bit \
-	no_bookkeeping
+	no_bookkeeping memslot_change set_regs_during_wait
 
 .PHONY: host-modules host-checkpatch host-selftests-build host-selftests \
 	host-negative host-selftests-stock host-selftests-full host-test

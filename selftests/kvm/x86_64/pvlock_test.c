@@ -576,6 +576,184 @@ static void test_yield(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Memslot changes while an area is registered                         */
+/* ------------------------------------------------------------------ */
+
+#define AREA_SLOT	10
+#define AREA_GPA	0xc0000000ULL
+#define AREA_GPA_AWAY	0xd0000000ULL
+
+static void guest_memslot(uint64_t area_gpa)
+{
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
+	GUEST_SYNC(0);
+	/* Spin, never touching the area, while the host moves its memslot. */
+	while (!shared_stop)
+		shared_spins++;
+	GUEST_DONE();
+}
+
+/*
+ * Wait until the host publishes a preemption in @area (its preempt_seq
+ * moves).  The caller shares the vCPU thread's CPU, so each time it runs the
+ * vCPU is scheduled out while runnable: preempted.
+ */
+static void expect_published(volatile struct pvlock_vcpu_area *area, const char *when)
+{
+	uint32_t seq = area->preempt_seq;
+	uint64_t t_end = now_ns() + 10000 * NSEC_PER_MSEC;
+
+	while (area->preempt_seq == seq) {
+		TEST_ASSERT(now_ns() < t_end,
+			    "no preemption published in 10 s %s (preempt_seq stays %u)",
+			    when, seq);
+		usleep(1000);
+	}
+}
+
+static void test_memslot_change(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_memslot);
+	volatile uint64_t *stop = HOST_PTR(vm, shared_stop);
+	volatile uint64_t *spins = HOST_PTR(vm, shared_spins);
+	volatile struct pvlock_vcpu_area *area;
+	struct pvlock_vcpu_area before;
+	uint64_t preempted, n;
+	int cpu = first_allowed_cpu();
+	pthread_t runner;
+
+	vm_userspace_mem_region_add(vm, VM_MEM_SRC_ANONYMOUS, AREA_GPA, AREA_SLOT, 1, 0);
+	area = addr_gpa2hva(vm, AREA_GPA);
+	vcpu_args_set(vcpu, 1, AREA_GPA);
+	TEST_ASSERT_EQ(expect_sync(vcpu), 0);
+
+	pin_to_cpu(pthread_self(), cpu);
+	pthread_create(&runner, NULL, vcpu_thread, vcpu);
+	pin_to_cpu(runner, cpu);
+
+	expect_published(area, "before any memslot change");
+
+	/* The dirty-logging switch every live migration starts with, and back. */
+	vm_mem_region_set_flags(vm, AREA_SLOT, KVM_MEM_LOG_DIRTY_PAGES);
+	expect_published(area, "after dirty logging was turned on (the cache was not resolved again)");
+	vm_mem_region_set_flags(vm, AREA_SLOT, 0);
+	expect_published(area, "after dirty logging was turned off");
+
+	/*
+	 * Moved away: the registered GPA is in no memslot, and the memory
+	 * that was the area must not be written.  Once the move returns, no
+	 * sched-out can still use the old memslots (SRCU).
+	 */
+	vm_mem_region_move(vm, AREA_SLOT, AREA_GPA_AWAY);
+	memcpy(&before, (void *)area, sizeof(before));
+	preempted = vcpu_stat(vcpu, "pvlock_preempted", NULL, 0);
+	for (n = 0; n < 300; n++)
+		usleep(1000);
+	TEST_ASSERT(vcpu_stat(vcpu, "pvlock_preempted", NULL, 0) > preempted,
+		    "the vCPU was never preempted while its area's memslot was away");
+	TEST_ASSERT(!memcmp(&before, (void *)area, sizeof(before)),
+		    "the host wrote the area's old memory after its memslot moved away (preempt_seq %u -> %u)",
+		    before.preempt_seq, area->preempt_seq);
+
+	/* Back at the registered GPA: publication resumes, no new REGISTER. */
+	vm_mem_region_move(vm, AREA_SLOT, AREA_GPA);
+	expect_published(area, "after the memslot came back");
+
+	/* Deleted while registered: nothing to write to, and the vCPU runs on. */
+	vm_mem_region_delete(vm, AREA_SLOT);
+	preempted = vcpu_stat(vcpu, "pvlock_preempted", NULL, 0);
+	n = *spins;
+	usleep(300 * 1000);
+	TEST_ASSERT(*spins != n, "the vCPU stopped running after its area's memslot was deleted");
+	ksft_print_msg("memslot_change: %lu preemptions, the last %lu after the delete\n",
+		       vcpu_stat(vcpu, "pvlock_preempted", NULL, 0),
+		       vcpu_stat(vcpu, "pvlock_preempted", NULL, 0) - preempted);
+	*stop = 1;
+	pthread_join(runner, NULL);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* User space sets the registers while a vCPU waits                    */
+/* ------------------------------------------------------------------ */
+
+#define RAX_FROM_USER_SPACE 0x5eed5eed5eedULL
+
+static void guest_set_regs(void)
+{
+	GUEST_SYNC(0);
+	GUEST_SYNC(op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS));
+	GUEST_DONE();
+}
+
+static void on_sigusr1(int sig)
+{
+}
+
+struct signaller_args {
+	pthread_t target;
+	volatile bool stop;
+};
+
+/* Interrupt the target's KVM_RUN every 20 ms, as a VMM stops a vCPU. */
+static void *signaller_thread(void *arg)
+{
+	struct signaller_args *s = arg;
+
+	while (!s->stop) {
+		usleep(20 * 1000);
+		pthread_kill(s->target, SIGUSR1);
+	}
+	return NULL;
+}
+
+static void test_set_regs_during_wait(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_set_regs);
+	struct signaller_args s = { .target = pthread_self() };
+	struct sigaction sa = { .sa_handler = on_sigusr1 };	/* no SA_RESTART */
+	struct kvm_mp_state mp;
+	struct kvm_regs regs;
+	pthread_t signaller;
+	uint64_t seen;
+	int r, tries;
+
+	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	TEST_ASSERT_EQ(expect_sync(vcpu), 0);
+
+	/* Stop the vCPU (KVM_RUN returns EINTR) until it is inside its wait. */
+	pthread_create(&signaller, NULL, signaller_thread, &s);
+	for (tries = 0;; tries++) {
+		r = __vcpu_run(vcpu);
+		TEST_ASSERT(r == -1 && errno == EINTR,
+			    "KVM_RUN returned %d (errno %d), exit reason %u: the wait ended before a signal caught the vCPU inside it",
+			    r, errno, vcpu->run->exit_reason);
+		vcpu_mp_state_get(vcpu, &mp);
+		if (mp.mp_state == KVM_MP_STATE_HALTED)
+			break;
+		TEST_ASSERT(tries < 500, "the vCPU never halted in its wait");
+	}
+	s.stop = true;
+	pthread_join(signaller, NULL);
+
+	/* The VMM restores RAX (say, from a saved state) while the vCPU waits. */
+	vcpu_regs_get(vcpu, &regs);
+	regs.rax = RAX_FROM_USER_SPACE;
+	vcpu_regs_set(vcpu, &regs);
+
+	/* Nothing kicks it: the wait runs to its bound, and RAX stays the VMM's. */
+	seen = expect_sync(vcpu);
+	TEST_ASSERT(seen == RAX_FROM_USER_SPACE,
+		    "the wait's end overwrote the RAX user space set: the guest saw 0x%lx, not 0x%llx",
+		    seen, RAX_FROM_USER_SPACE);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_wake_timeout", NULL, 0), 1);
+	run_to_done(vcpu);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
 /* CPL 3 gets EPERM                                                    */
 /* ------------------------------------------------------------------ */
 
@@ -1068,6 +1246,8 @@ static const struct test_case tests[] = {
 	{ "wait_timeout", test_wait_timeout, true },
 	{ "wait_then_kick", test_wait_then_kick, true },
 	{ "yield_to_preempted", test_yield, true },
+	{ "memslot_change", test_memslot_change, true },
+	{ "set_regs_during_wait", test_set_regs_during_wait, true },
 	{ "cpl3_eperm", test_cpl3, true },
 	{ "hammer", test_hammer, true },
 	{ "param_off_enosys", test_disabled, false },
