@@ -2,6 +2,7 @@
 ## core-test       lock algorithms: schedule exploration, real threads, TSan/UBSan, freestanding build
 ## bench-user      user-space overcommit lab (threads as vCPUs, 1x-4x, every lock + pthread_mutex), table + CSV + SVG
 ## bench-user-quick  the same, one repeat, short cells (a smoke run)
+## bench-uncontended  one thread, no contention: each algorithm's lock+unlock cost against the native queued lock (95% CI)
 ## lkmm-test       LKMM and x86-TSO litmus tests of the central pairings (by hand: needs HERD7, HERDLIB; docs/memory-model.md)
 
 CORE_BUILD := $(BUILD)/core
@@ -22,7 +23,7 @@ FREESTANDING_FLAGS := -std=gnu++17 -O2 -fno-pic -fno-pie -nostdinc -nostdinc++ -
 
 TEST_TARGETS += core-test
 
-.PHONY: core-test bench-user bench-user-quick lkmm-test
+.PHONY: core-test bench-user bench-user-quick bench-uncontended lkmm-test
 
 # Compiling and running the tests take the machine-wide CPU lock (scripts/lab/lib.sh), as the
 # kernel builds and VM runs do: tests started beside a benchmark wait for its L1 boot instead
@@ -71,11 +72,16 @@ $(CORE_BUILD)/pvlock-bench: $(TOP)/guest/user/bench.cpp $(USER_SRCS) $(CORE_HEAD
 	@mkdir -p $(@D)
 	$(CORE_CPU_LOCK) $(CXX) $(CORE_CXXFLAGS) -O2 -o $@ $< $(USER_SRCS)
 
+$(CORE_BUILD)/pvlock-uncontended: $(TOP)/guest/user/uncontended.cpp $(USER_SRCS) $(CORE_HEADERS)
+	@mkdir -p $(@D)
+	$(CORE_CPU_LOCK) $(CXX) $(CORE_CXXFLAGS) -O2 -o $@ $< $(USER_SRCS)
+
 # Each binary prints TAP and a closing "N passed, N failed"; the summary
 # line at the end adds them up for CI.
 core-test: deps-core $(CORE_BUILD)/test_sim $(CORE_BUILD)/test_sim.ubsan \
 	   $(CORE_BUILD)/test_sim_memory $(CORE_BUILD)/test_sim_memory.ubsan $(CORE_BUILD)/test_threads \
-	   $(CORE_BUILD)/test_threads.tsan $(CORE_BUILD)/freestanding_check.o $(CORE_BUILD)/bench_lookup
+	   $(CORE_BUILD)/test_threads.tsan $(CORE_BUILD)/freestanding_check.o $(CORE_BUILD)/bench_lookup \
+	   $(CORE_BUILD)/pvlock-uncontended
 	@$(CORE_CPU_LOCK) $(TOP)/scripts/run-tests core \
 		"$(TOP)/scripts/guest/check-cxx-object nm readelf $(CORE_BUILD)/freestanding_check.o" \
 		$(CORE_BUILD)/test_sim \
@@ -103,6 +109,12 @@ bench-user: deps-core $(CORE_BUILD)/pvlock-bench
 
 bench-user-quick: BENCH_ARGS := --repeats 1 --duration-ms 150
 bench-user-quick: bench-user
+
+# One thread, no contention: each algorithm's lock+unlock cost against the native queued lock,
+# rounds interleaved, 95% intervals (docs/results-user-space.md, "Uncontended").
+UNCONTENDED_ARGS ?= --rounds 31 --pairs 1000000
+bench-uncontended: deps-core $(CORE_BUILD)/pvlock-uncontended
+	$(CORE_CPU_LOCK) $(CORE_BUILD)/pvlock-uncontended $(UNCONTENDED_ARGS)
 
 .PHONY: deps-core
 deps-core:
