@@ -15,7 +15,8 @@ HOST_MODULES_BROKEN := $(BUILD)/host/kvm-modules-broken
 HOST_LAB_OUT ?= $(BUILD)/host/lab
 HOST_L1_RUN := $(TOP)/scripts/lab/l1-run
 HOST_L1_TIMEOUT ?= 1200
-HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh
+# The payload runs in L1, where BUILD is not in the environment: it is told where the selftests are.
+HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh --build $(BUILD)
 # The cases of pvlock_test that the broken handler (host/negative/) must fail: it drops
 # kicks (0001), ignores KVM_FEATURE_PVLOCK (0002: offers it with kvm.pvlock=0, serves a
 # vCPU without it under ENFORCE, tracks preemptions of VMs that did not opt in), and
