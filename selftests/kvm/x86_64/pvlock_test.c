@@ -125,12 +125,14 @@ static uint64_t expect_sync(struct kvm_vcpu *vcpu)
 	return uc.args[1];
 }
 
-static uint64_t vcpu_stat(struct kvm_vcpu *vcpu, const char *name,
-			  uint64_t *data, size_t n)
+/*
+ * A stat read from a vCPU's stats fd, which stays readable while the vCPU
+ * runs (getting the fd is a vCPU ioctl: it waits for KVM_RUN to return).
+ */
+static uint64_t fd_stat(int fd, const char *name, uint64_t *data, size_t n)
 {
 	struct kvm_stats_header header;
 	struct kvm_stats_desc *descs, *d;
-	int fd = vcpu_get_stats_fd(vcpu);
 	bool found = false;
 	uint64_t v = 0;
 	int i;
@@ -150,9 +152,19 @@ static uint64_t vcpu_stat(struct kvm_vcpu *vcpu, const char *name,
 		}
 	}
 	free(descs);
-	close(fd);
 	TEST_ASSERT(found, "no vCPU stat '%s'", name);
 	return data[0];
+}
+
+/* A stat of a vCPU that is not running (see fd_stat()). */
+static uint64_t vcpu_stat(struct kvm_vcpu *vcpu, const char *name,
+			  uint64_t *data, size_t n)
+{
+	int fd = vcpu_get_stats_fd(vcpu);
+	uint64_t v = fd_stat(fd, name, data, n);
+
+	close(fd);
+	return v;
 }
 
 static uint64_t vm_stat(struct kvm_vm *vm, const char *name)
@@ -620,13 +632,15 @@ static void test_memslot_change(void)
 	volatile struct pvlock_vcpu_area *area;
 	struct pvlock_vcpu_area before;
 	uint64_t preempted, n;
-	int cpu = first_allowed_cpu();
+	int cpu = first_allowed_cpu(), stats;
 	pthread_t runner;
 
 	vm_userspace_mem_region_add(vm, VM_MEM_SRC_ANONYMOUS, AREA_GPA, AREA_SLOT, 1, 0);
 	area = addr_gpa2hva(vm, AREA_GPA);
 	vcpu_args_set(vcpu, 1, AREA_GPA);
 	TEST_ASSERT_EQ(expect_sync(vcpu), 0);
+	/* Opened now: while the runner is inside KVM_RUN, no vCPU ioctl returns. */
+	stats = vcpu_get_stats_fd(vcpu);
 
 	pin_to_cpu(pthread_self(), cpu);
 	pthread_create(&runner, NULL, vcpu_thread, vcpu);
@@ -647,10 +661,10 @@ static void test_memslot_change(void)
 	 */
 	vm_mem_region_move(vm, AREA_SLOT, AREA_GPA_AWAY);
 	memcpy(&before, (void *)area, sizeof(before));
-	preempted = vcpu_stat(vcpu, "pvlock_preempted", NULL, 0);
+	preempted = fd_stat(stats, "pvlock_preempted", NULL, 0);
 	for (n = 0; n < 300; n++)
 		usleep(1000);
-	TEST_ASSERT(vcpu_stat(vcpu, "pvlock_preempted", NULL, 0) > preempted,
+	TEST_ASSERT(fd_stat(stats, "pvlock_preempted", NULL, 0) > preempted,
 		    "the vCPU was never preempted while its area's memslot was away");
 	TEST_ASSERT(!memcmp(&before, (void *)area, sizeof(before)),
 		    "the host wrote the area's old memory after its memslot moved away (preempt_seq %u -> %u)",
@@ -662,15 +676,16 @@ static void test_memslot_change(void)
 
 	/* Deleted while registered: nothing to write to, and the vCPU runs on. */
 	vm_mem_region_delete(vm, AREA_SLOT);
-	preempted = vcpu_stat(vcpu, "pvlock_preempted", NULL, 0);
+	preempted = fd_stat(stats, "pvlock_preempted", NULL, 0);
 	n = *spins;
 	usleep(300 * 1000);
 	TEST_ASSERT(*spins != n, "the vCPU stopped running after its area's memslot was deleted");
 	ksft_print_msg("memslot_change: %lu preemptions, the last %lu after the delete\n",
-		       vcpu_stat(vcpu, "pvlock_preempted", NULL, 0),
-		       vcpu_stat(vcpu, "pvlock_preempted", NULL, 0) - preempted);
+		       fd_stat(stats, "pvlock_preempted", NULL, 0),
+		       fd_stat(stats, "pvlock_preempted", NULL, 0) - preempted);
 	*stop = 1;
 	pthread_join(runner, NULL);
+	close(stats);
 	kvm_vm_free(vm);
 }
 
