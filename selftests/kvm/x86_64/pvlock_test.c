@@ -697,9 +697,9 @@ static void test_memslot_change(void)
 
 /*
  * Waits until the host has caught the vCPU inside one (shared_flag), then
- * reports what that wait returned: the RAX the host set meanwhile.
+ * reports what that wait returned.
  */
-static void guest_set_regs(void)
+static void guest_wait_until_caught(void)
 {
 	uint64_t r;
 
@@ -731,38 +731,51 @@ static void *signaller_thread(void *arg)
 	return NULL;
 }
 
-static void test_set_regs_during_wait(void)
+/* Is the vCPU (out of KVM_RUN) inside a pvlock wait: one begun, not ended? */
+static bool in_pvlock_wait(struct kvm_vcpu *vcpu)
 {
-	struct kvm_vcpu *vcpu;
-	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_set_regs);
+	return vcpu_stat(vcpu, "pvlock_waits", NULL, 0) >
+	       vcpu_stat(vcpu, "pvlock_wake_kick", NULL, 0) +
+	       vcpu_stat(vcpu, "pvlock_wake_timeout", NULL, 0) +
+	       vcpu_stat(vcpu, "pvlock_wake_irq", NULL, 0);
+}
+
+/*
+ * Stop the vCPU (KVM_RUN returns EINTR, as when a VMM stops it) until it is
+ * inside one of guest_wait_until_caught()'s waits; between two waits it is
+ * not, and runs on.
+ */
+static void stop_in_wait(struct kvm_vcpu *vcpu)
+{
 	struct signaller_args s = { .target = pthread_self() };
 	struct sigaction sa = { .sa_handler = on_sigusr1 };	/* no SA_RESTART */
-	volatile uint64_t *caught = HOST_PTR(vm, shared_flag);
-	struct kvm_mp_state mp;
-	struct kvm_regs regs;
 	pthread_t signaller;
-	uint64_t seen;
 	int r, tries;
 
 	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
-
-	/*
-	 * Stop the vCPU (KVM_RUN returns EINTR) until it is halted inside a
-	 * wait; between two waits it is not, and runs on.
-	 */
 	pthread_create(&signaller, NULL, signaller_thread, &s);
 	for (tries = 0;; tries++) {
 		r = __vcpu_run(vcpu);
 		TEST_ASSERT(r == -1 && errno == EINTR,
 			    "KVM_RUN returned %d (errno %d), exit reason %u, before the vCPU was caught in a wait",
 			    r, errno, vcpu->run->exit_reason);
-		vcpu_mp_state_get(vcpu, &mp);
-		if (mp.mp_state == KVM_MP_STATE_HALTED)
+		if (in_pvlock_wait(vcpu))
 			break;
-		TEST_ASSERT(tries < 500, "the vCPU never halted in a wait");
+		TEST_ASSERT(tries < 500, "the vCPU never stopped inside a wait");
 	}
 	s.stop = true;
 	pthread_join(signaller, NULL);
+}
+
+static void test_set_regs_during_wait(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_wait_until_caught);
+	volatile uint64_t *caught = HOST_PTR(vm, shared_flag);
+	struct kvm_regs regs;
+	uint64_t seen;
+
+	stop_in_wait(vcpu);
 
 	/* The VMM restores RAX (say, from a saved state) while the vCPU waits. */
 	vcpu_regs_get(vcpu, &regs);
@@ -775,6 +788,39 @@ static void test_set_regs_during_wait(void)
 	TEST_ASSERT(seen == RAX_FROM_USER_SPACE,
 		    "the wait's end overwrote the RAX user space set: the guest saw 0x%lx, not 0x%llx",
 		    seen, RAX_FROM_USER_SPACE);
+	run_to_done(vcpu);
+	kvm_vm_free(vm);
+}
+
+/*
+ * A VMM saves a vCPU that waits (interrupts off: the selftest guest never
+ * enables them) and restores it, as a migration or loadvm does: the state
+ * it saved must let the vCPU run, because nothing on the destination knows
+ * of the wait.
+ */
+static void test_mp_state_during_wait(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_wait_until_caught);
+	volatile uint64_t *caught = HOST_PTR(vm, shared_flag);
+	struct kvm_mp_state mp;
+	uint64_t seen, t0;
+
+	stop_in_wait(vcpu);
+	vcpu_mp_state_get(vcpu, &mp);
+	TEST_ASSERT(mp.mp_state == KVM_MP_STATE_RUNNABLE,
+		    "a vCPU inside a pvlock wait is saved as mp_state %u, not runnable: restored so, it stays halted with nothing to end the halt",
+		    mp.mp_state);
+
+	/* Restored as saved: it runs at once, the wait ending for no stated reason. */
+	vcpu_mp_state_set(vcpu, &mp);
+	*caught = 1;
+	t0 = now_ns();
+	seen = expect_sync(vcpu);
+	TEST_ASSERT(seen == PVLOCK_WAKE_IRQ, "the restored wait returned %lu, not PVLOCK_WAKE_IRQ",
+		    seen);
+	TEST_ASSERT(now_ns() - t0 < 500 * NSEC_PER_MSEC,
+		    "the restored vCPU did not run at once (%lu ms)", (now_ns() - t0) / NSEC_PER_MSEC);
 	run_to_done(vcpu);
 	kvm_vm_free(vm);
 }
@@ -1274,6 +1320,7 @@ static const struct test_case tests[] = {
 	{ "yield_to_preempted", test_yield, true },
 	{ "memslot_change", test_memslot_change, true },
 	{ "set_regs_during_wait", test_set_regs_during_wait, true },
+	{ "mp_state_during_wait", test_mp_state_during_wait, true },
 	{ "cpl3_eperm", test_cpl3, true },
 	{ "hammer", test_hammer, true },
 	{ "param_off_enosys", test_disabled, false },
