@@ -63,6 +63,34 @@ PVLOCK_ABI_ASSERT(KVM_FEATURE_PVLOCK == PVLOCK_KVM_FEATURE,
 #endif
 
 /*
+ * The VMM's view of a vCPU's pvlock state: an MSR of KVM's range that only
+ * user space reads and writes (KVM_GET_MSRS/KVM_SET_MSRS; a guest's RDMSR or
+ * WRMSR of it takes #GP: the guest has the hypercall). A VMM saves and
+ * restores it with the vCPU, as it does MSR_KVM_STEAL_TIME, so that the
+ * registration and a pending kick survive a migration or a snapshot, and it
+ * writes 0 when it resets the vCPU (QEMU's system reset writes every MSR it
+ * knows), which unregisters the area and drops the kick, as an INIT inside
+ * KVM does. KVM_GET_MSR_INDEX_LIST lists it on a host with the handler.
+ *   bit  0     PVLOCK_MSR_AREA_ENABLED: an area is registered, at the GPA in
+ *              bits 6-63 (zero when the bit is clear)
+ *   bit  1     PVLOCK_MSR_KICK_PENDING: a kick was sent and no wait consumed
+ *              it yet
+ *   bits 2-5   reserved, zero
+ * Restoring an area counts as a preemption: the host writes preempted = 0
+ * and bumps preempt_seq past the guest's value before the vCPU runs. The
+ * host series names it MSR_KVM_PVLOCK_STATE in kvm_para.h.
+ */
+#define PVLOCK_MSR_STATE 0x4b564df0U
+#define PVLOCK_MSR_AREA_ENABLED ((pvlock_u64)1 << 0)
+#define PVLOCK_MSR_KICK_PENDING ((pvlock_u64)1 << 1)
+#define PVLOCK_MSR_RESERVED ((pvlock_u64)0x3c)
+#define PVLOCK_MSR_GPA_MASK (~(pvlock_u64)0x3f)
+#ifdef MSR_KVM_PVLOCK_STATE
+PVLOCK_ABI_ASSERT(MSR_KVM_PVLOCK_STATE == PVLOCK_MSR_STATE,
+		  "MSR_KVM_PVLOCK_STATE (kvm_para.h) is PVLOCK_MSR_STATE");
+#endif
+
+/*
  * a0 of every call: the operation in bits 0-7, the ABI major version the
  * guest speaks in bits 16-23, all other bits zero.
  */

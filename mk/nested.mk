@@ -6,7 +6,10 @@
 ##                 upstream L2 guests on the patched KVM, with a lock-per-thread control that must fail
 ## nested-stock    (slower tier, ~5 min) L1 with Debian's stock KVM: a pvlock L2 guest in stock-host
 ##                 mode (halts, locktorture clean, no pvlock counter), and pvlock_stock=off's upstream
-.PHONY: nested-test nested-contention nested-stock
+## nested-lifecycle  (slower tier, ~8 min) a pvlock L2 guest under locktorture moved twice between
+##                 QEMU processes in L1 (live migration, then save to a file and restore): finishes
+##                 clean, and every destination's host serves it (issue 16)
+.PHONY: nested-test nested-contention nested-stock nested-lifecycle
 
 TEST_TARGETS += nested-test
 
@@ -18,3 +21,6 @@ nested-contention:
 
 nested-stock:
 	$(TOP)/selftests/nested/run stock
+
+nested-lifecycle:
+	$(TOP)/selftests/nested/run lifecycle

@@ -690,6 +690,173 @@ static void test_memslot_change(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* The VMM's MSR: reset, save and restore (host patch 0007)            */
+/* ------------------------------------------------------------------ */
+
+static void guest_vmm_reset(uint64_t area_gpa, uint32_t self)
+{
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
+	/* The host resets the vCPU as QEMU's system reset does ... */
+	GUEST_SYNC(0);
+	/* ... and spins it, never registering again, preempting it. */
+	while (!shared_stop)
+		shared_spins++;
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, self), 0);
+	/* Reset again, with a kick pending. */
+	GUEST_SYNC(1);
+	/* The kick went with the reset: this wait runs to its bound. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 10 * NSEC_PER_MSEC), PVLOCK_WAKE_TIMEOUT);
+	GUEST_DONE();
+}
+
+static uint64_t synced;
+
+static void *vcpu_sync_thread(void *arg)
+{
+	synced = expect_sync(arg);
+	return NULL;
+}
+
+/*
+ * A reset driven by user space, as QEMU's system reset is: KVM sees MSR
+ * writes (QEMU writes 0 to every MSR it knows), registers and MP state, no
+ * INIT.  After it the host must never write the area registered before
+ * (the next kernel's memory, for all the host knows), however often the
+ * vCPU is preempted, and a kick sent before it must not end a later wait.
+ */
+static void test_vmm_reset(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_vmm_reset);
+	volatile uint64_t *stop = HOST_PTR(vm, shared_stop);
+	volatile uint64_t *spins = HOST_PTR(vm, shared_spins);
+	volatile struct pvlock_vcpu_area *area;
+	struct pvlock_vcpu_area before;
+	int cpu = first_allowed_cpu(), stats;
+	uint64_t preempted, n;
+	pthread_t runner;
+
+	TEST_ASSERT(kvm_msr_is_in_save_restore_list(PVLOCK_MSR_STATE),
+		    "KVM_GET_MSR_INDEX_LIST does not list MSR_KVM_PVLOCK_STATE");
+	vm_userspace_mem_region_add(vm, VM_MEM_SRC_ANONYMOUS, AREA_GPA, AREA_SLOT, 1, 0);
+	area = addr_gpa2hva(vm, AREA_GPA);
+	vcpu_args_set(vcpu, 2, AREA_GPA, vcpu->id);
+	TEST_ASSERT_EQ(expect_sync(vcpu), 0);
+	TEST_ASSERT_EQ(vcpu_get_msr(vcpu, PVLOCK_MSR_STATE), AREA_GPA | PVLOCK_MSR_AREA_ENABLED);
+	/* No read-back yet: what the host writes afterwards is the check. */
+	TEST_ASSERT_EQ(_vcpu_set_msr(vcpu, PVLOCK_MSR_STATE, 0), 1);
+
+	/* What was the area is now someone else's: mark it, and watch. */
+	memset((void *)area, 0x5a, sizeof(*area));
+	memcpy(&before, (void *)area, sizeof(before));
+	stats = vcpu_get_stats_fd(vcpu);
+	pin_to_cpu(pthread_self(), cpu);
+	pthread_create(&runner, NULL, vcpu_sync_thread, vcpu);
+	pin_to_cpu(runner, cpu);
+	preempted = fd_stat(stats, "pvlock_preempted", NULL, 0);
+	for (n = 0; n < 300; n++)
+		usleep(1000);
+	TEST_ASSERT(fd_stat(stats, "pvlock_preempted", NULL, 0) > preempted,
+		    "the vCPU was never preempted after the reset");
+	TEST_ASSERT(!memcmp(&before, (void *)area, sizeof(before)),
+		    "the host wrote an area unregistered by a reset (preempted %u, preempt_seq 0x%x)",
+		    area->preempted, area->preempt_seq);
+	n = *spins;
+	usleep(100 * 1000);
+	TEST_ASSERT(*spins != n, "the vCPU stopped running after the reset");
+	*stop = 1;
+	pthread_join(runner, NULL);
+	close(stats);
+	TEST_ASSERT_EQ(synced, 1);
+	TEST_ASSERT_EQ(vcpu_get_msr(vcpu, PVLOCK_MSR_STATE), PVLOCK_MSR_KICK_PENDING);
+	vcpu_set_msr(vcpu, PVLOCK_MSR_STATE, 0);
+	run_to_done(vcpu);
+	kvm_vm_free(vm);
+}
+
+static void guest_msr_source(uint64_t area_gpa, uint32_t self)
+{
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, self), 0);
+	GUEST_SYNC(0);
+	GUEST_DONE();
+}
+
+static void guest_msr_destination(uint64_t area_gva, uint32_t stale_seq)
+{
+	volatile struct pvlock_vcpu_area *area = (void *)area_gva;
+	uint64_t val;
+
+	/* Before the vCPU first ran here, the host said "running", one preemption on. */
+	GUEST_ASSERT_EQ(area->preempted, 0);
+	GUEST_ASSERT_EQ(area->preempt_seq, stale_seq + 1);
+	/* The kick pending on the source ends the first wait here, at once. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS), PVLOCK_WAKE_KICK);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 0), PVLOCK_WAKE_TIMEOUT);
+	/* The VMM's MSR is not the guest's. */
+	GUEST_ASSERT_EQ(rdmsr_safe(PVLOCK_MSR_STATE, &val), GP_VECTOR);
+	GUEST_ASSERT_EQ(wrmsr_safe(PVLOCK_MSR_STATE, 0), GP_VECTOR);
+	GUEST_SYNC(1);
+	while (!shared_stop)
+		shared_spins++;
+	GUEST_DONE();
+}
+
+/*
+ * Live migration and snapshots: the source's MSR, restored into a new VM
+ * whose memory is a copy (with the source's stale "preempted" in it),
+ * registers the area there without a REGISTER, carries the pending kick,
+ * and says "running" before the guest runs; publication goes on.  Values
+ * the MSR does not define fail the ioctl and change nothing.
+ */
+static void test_msr_migrate(void)
+{
+	struct kvm_vcpu *src_vcpu, *vcpu;
+	struct kvm_vm *src = vm_create_with_one_vcpu(&src_vcpu, guest_msr_source);
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_msr_destination);
+	vm_vaddr_t gva = vm_vaddr_alloc_page(vm);
+	uint64_t gpa = addr_gva2gpa(vm, gva), saved, restored;
+	volatile struct pvlock_vcpu_area *area = addr_gva2hva(vm, gva);
+	volatile uint64_t *stop = HOST_PTR(vm, shared_stop);
+	int cpu = first_allowed_cpu();
+	const uint32_t stale_seq = 41;
+	pthread_t runner;
+
+	vcpu_args_set(src_vcpu, 2, gpa, src_vcpu->id);
+	TEST_ASSERT_EQ(expect_sync(src_vcpu), 0);
+	saved = vcpu_get_msr(src_vcpu, PVLOCK_MSR_STATE);
+	/* (the kick bit is checked by the destination's first wait, after its area) */
+	TEST_ASSERT_EQ(saved & ~PVLOCK_MSR_KICK_PENDING, gpa | PVLOCK_MSR_AREA_ENABLED);
+	kvm_vm_free(src);
+
+	/* Refused, and nothing changes: reserved bits, a GPA without bit 0. */
+	TEST_ASSERT_EQ(_vcpu_set_msr(vcpu, PVLOCK_MSR_STATE, saved | (1ULL << 2)), 0);
+	TEST_ASSERT_EQ(_vcpu_set_msr(vcpu, PVLOCK_MSR_STATE, gpa), 0);
+	TEST_ASSERT_EQ(vcpu_get_msr(vcpu, PVLOCK_MSR_STATE), 0);
+
+	/* The copied memory says what the source last wrote: preempted. */
+	memset((void *)area, 0, sizeof(*area));
+	area->preempted = PVLOCK_PREEMPTED;
+	area->preempt_seq = stale_seq;
+	vcpu_set_msr(vcpu, PVLOCK_MSR_STATE, saved);
+	restored = vcpu_get_msr(vcpu, PVLOCK_MSR_STATE);
+	TEST_ASSERT_EQ(restored, saved);
+
+	vcpu_args_set(vcpu, 2, gva, stale_seq);
+	TEST_ASSERT_EQ(expect_sync(vcpu), 1);
+	TEST_ASSERT_EQ(saved, gpa | PVLOCK_MSR_AREA_ENABLED | PVLOCK_MSR_KICK_PENDING);
+	TEST_ASSERT_EQ(vcpu_get_msr(vcpu, PVLOCK_MSR_STATE), gpa | PVLOCK_MSR_AREA_ENABLED);
+
+	pin_to_cpu(pthread_self(), cpu);
+	pthread_create(&runner, NULL, vcpu_thread, vcpu);
+	pin_to_cpu(runner, cpu);
+	expect_published(area, "after the restore (no REGISTER on the destination)");
+	*stop = 1;
+	pthread_join(runner, NULL);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
 /* User space sets the registers while a vCPU waits                    */
 /* ------------------------------------------------------------------ */
 
@@ -1321,6 +1488,8 @@ static const struct test_case tests[] = {
 	{ "memslot_change", test_memslot_change, true },
 	{ "set_regs_during_wait", test_set_regs_during_wait, true },
 	{ "mp_state_during_wait", test_mp_state_during_wait, true },
+	{ "vmm_reset", test_vmm_reset, true },
+	{ "msr_migrate", test_msr_migrate, true },
 	{ "cpl3_eperm", test_cpl3, true },
 	{ "hammer", test_hammer, true },
 	{ "param_off_enosys", test_disabled, false },
