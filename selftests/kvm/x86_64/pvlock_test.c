@@ -623,6 +623,27 @@ static void expect_published(volatile struct pvlock_vcpu_area *area, const char 
 	}
 }
 
+/*
+ * The host must not write @area while the vCPU, sharing the caller's CPU,
+ * is preempted for 300 ms (@when: after what).
+ */
+static void expect_untouched(volatile struct pvlock_vcpu_area *area, int stats,
+			     const char *when)
+{
+	struct pvlock_vcpu_area before;
+	uint64_t preempted, n;
+
+	memcpy(&before, (void *)area, sizeof(before));
+	preempted = fd_stat(stats, "pvlock_preempted", NULL, 0);
+	for (n = 0; n < 300; n++)
+		usleep(1000);
+	TEST_ASSERT(fd_stat(stats, "pvlock_preempted", NULL, 0) > preempted,
+		    "the vCPU was never preempted %s", when);
+	TEST_ASSERT(!memcmp(&before, (void *)area, sizeof(before)),
+		    "the host wrote the area %s (preempted %u, preempt_seq %u -> %u)",
+		    when, area->preempted, before.preempt_seq, area->preempt_seq);
+}
+
 static void test_memslot_change(void)
 {
 	struct kvm_vcpu *vcpu;
@@ -630,7 +651,6 @@ static void test_memslot_change(void)
 	volatile uint64_t *stop = HOST_PTR(vm, shared_stop);
 	volatile uint64_t *spins = HOST_PTR(vm, shared_spins);
 	volatile struct pvlock_vcpu_area *area;
-	struct pvlock_vcpu_area before;
 	uint64_t preempted, n;
 	int cpu = first_allowed_cpu(), stats;
 	pthread_t runner;
@@ -660,15 +680,7 @@ static void test_memslot_change(void)
 	 * sched-out can still use the old memslots (SRCU).
 	 */
 	vm_mem_region_move(vm, AREA_SLOT, AREA_GPA_AWAY);
-	memcpy(&before, (void *)area, sizeof(before));
-	preempted = fd_stat(stats, "pvlock_preempted", NULL, 0);
-	for (n = 0; n < 300; n++)
-		usleep(1000);
-	TEST_ASSERT(fd_stat(stats, "pvlock_preempted", NULL, 0) > preempted,
-		    "the vCPU was never preempted while its area's memslot was away");
-	TEST_ASSERT(!memcmp(&before, (void *)area, sizeof(before)),
-		    "the host wrote the area's old memory after its memslot moved away (preempt_seq %u -> %u)",
-		    before.preempt_seq, area->preempt_seq);
+	expect_untouched(area, stats, "after its memslot moved away");
 
 	/* Back at the registered GPA: publication resumes, no new REGISTER. */
 	vm_mem_region_move(vm, AREA_SLOT, AREA_GPA);
@@ -731,9 +743,8 @@ static void test_vmm_reset(void)
 	volatile uint64_t *stop = HOST_PTR(vm, shared_stop);
 	volatile uint64_t *spins = HOST_PTR(vm, shared_spins);
 	volatile struct pvlock_vcpu_area *area;
-	struct pvlock_vcpu_area before;
 	int cpu = first_allowed_cpu(), stats;
-	uint64_t preempted, n;
+	uint64_t n;
 	pthread_t runner;
 
 	TEST_ASSERT(kvm_msr_is_in_save_restore_list(PVLOCK_MSR_STATE),
@@ -748,19 +759,11 @@ static void test_vmm_reset(void)
 
 	/* What was the area is now someone else's: mark it, and watch. */
 	memset((void *)area, 0x5a, sizeof(*area));
-	memcpy(&before, (void *)area, sizeof(before));
 	stats = vcpu_get_stats_fd(vcpu);
 	pin_to_cpu(pthread_self(), cpu);
 	pthread_create(&runner, NULL, vcpu_sync_thread, vcpu);
 	pin_to_cpu(runner, cpu);
-	preempted = fd_stat(stats, "pvlock_preempted", NULL, 0);
-	for (n = 0; n < 300; n++)
-		usleep(1000);
-	TEST_ASSERT(fd_stat(stats, "pvlock_preempted", NULL, 0) > preempted,
-		    "the vCPU was never preempted after the reset");
-	TEST_ASSERT(!memcmp(&before, (void *)area, sizeof(before)),
-		    "the host wrote an area unregistered by a reset (preempted %u, preempt_seq 0x%x)",
-		    area->preempted, area->preempt_seq);
+	expect_untouched(area, stats, "after a reset unregistered it");
 	n = *spins;
 	usleep(100 * 1000);
 	TEST_ASSERT(*spins != n, "the vCPU stopped running after the reset");
