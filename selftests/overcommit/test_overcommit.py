@@ -620,6 +620,44 @@ def test_dbench_retry(d):
            ("0 MB/s" if mode == "zero" else "no Throughput line"))
 
 
+def test_stall_l1(d):
+    """An L2 stall is the lock's only when L1 ran: with L1's own console reporting a stall or
+    lost time in the same attempt, the cell is a lab failure (retried); without, it is kept,
+    and what the stall said (its line, the stuck CPU's RIP) reaches the checks' message."""
+    out = os.path.join(d, "boot-01", "attempt-1", "out")
+    os.makedirs(out)
+    path = os.path.join(out, "cell-pvlock-4x-r1.txt")
+    stall = cell_text("pvlock").replace(
+        "console=clean", "console=soft-lockup,rcu-stall\n"
+        "first_soft-lockup=watchdog: BUG: soft lockup - CPU#2 stuck for 23s! [lockbench/2:61]\n"
+        "stall_rip=pvlock_wait_cpu+0x4d/0x90")
+    with open(path, "w") as f:
+        f.write(stall)
+    verdict = os.path.join(d, "boot-01", "attempt-1", "l1-console.verdict")
+    seen = []
+    for l1 in (None, "verdict=clean\nkinds=\ntime_lost=no\n",
+               "verdict=problems\nkinds=rcu-stall\ntime_lost=no\n",
+               "verdict=clean\nkinds=\ntime_lost=yes\n"):
+        if l1 is not None:
+            with open(verdict, "w") as f:
+                f.write(l1)
+        c = oc.Cell("pvlock", 4, 1, 0)
+        st = oc.parse_cell_file(c, path, Args)
+        c.status = st
+        seen.append((st, c))
+    kept = seen[1][1]
+
+    class A(Args):
+        configs = ["upstream", "pvlock"]
+        workloads = ["hackbench"]
+        levels = [4]
+    msg = [p for p in oc.checks([kept], A) if "a real stall" in p]
+    ok([st for st, _ in seen] == ["ok", "ok", "l2-stall-l1-stalled", "l2-stall-l1-stalled"]
+       and len(msg) == 1 and "stuck for 23s" in msg[0] and "pvlock_wait_cpu+0x4d" in msg[0],
+       "an L2 stall: kept and failed with its stall line and RIP when L1 ran; a lab failure "
+       "when L1's console stalled or lost time in the same attempt")
+
+
 def test_run_state():
     """A run's state lives in its arguments, not in the module (issue 20): --tuned adds to
     the run's configurations only, the inputs a run boots are the run's, and the script
@@ -644,6 +682,8 @@ def main():
     test_run_state()
     with tempfile.TemporaryDirectory() as d:
         test_dbench_retry(d)
+    with tempfile.TemporaryDirectory() as d:
+        test_stall_l1(d)
     c, st = parse("pvlock", 4, cell_text("pvlock"))
     ok(st == "ok" and c.results["hackbench"] == (2.5, "s", False)
        and c.counters["pvlock_waits"] == 5, "a finished cell becomes a result with its counters")
