@@ -4,7 +4,7 @@
 ## host-checkpatch     scripts/checkpatch.pl --strict on host/patches
 ## host-selftests-build  build x86_64/pvlock_test + kvm_pv_test, steal_time, kvm_binary_stats_test
 ## host-selftests      boot L1 with the patched KVM and run those selftests (TAP in $(HOST_LAB_OUT)/selftests)
-## host-negative       boot L1 with the broken KVM (drops kicks, ignores the CPUID bit, stale area, RAX overwritten): passes only if pvlock_test catches it
+## host-negative       boot L1 with the broken KVM (drops kicks, ignores the CPUID bit, stale area, RAX overwritten, INIT kept, IF=0 wake): passes only if pvlock_test catches it
 ## host-selftests-stock  the same selftests on L1's stock KVM (pvlock_test must skip, the rest pass)
 ## host-selftests-full  slower tier: every x86_64 KVM selftest on stock and patched KVM, compared
 ## host-test           the host tier of make test: host-checkpatch + host-selftests + host-negative
@@ -23,10 +23,13 @@ HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh --build $(BUILD)
 # undoes 0005 (0003: never resolves the area's cache after a memslot change, and lets a
 # wait's end overwrite the RAX user space set), 0006 (0004: a waiting vCPU is saved halted)
 # and 0007 (0005: a reset by user space, MSR_KVM_PVLOCK_STATE = 0, is ignored; 0003 also
-# leaves a restored area unresolved).
+# leaves a restored area unresolved), and keeps state across INIT and ends a wait on an
+# interrupt the guest cannot take (0006).  The dropped kicks also fail the kick ring and
+# the wait interrupted by signals.
 HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick supported_cpuid enforce_without_bit \
 	no_bookkeeping memslot_change set_regs_during_wait mp_state_during_wait \
-	vmm_reset msr_migrate
+	vmm_reset msr_migrate signal_during_wait irq_during_wait init_during_wait \
+	kick_ring_8vcpus
 
 .PHONY: host-modules host-checkpatch host-selftests-build host-selftests \
 	host-negative host-selftests-stock host-selftests-full host-test

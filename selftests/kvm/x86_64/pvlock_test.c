@@ -32,6 +32,7 @@
 
 #include <linux/kvm_para.h>
 
+#include "apic.h"
 #include "kselftest.h"
 #include "kvm_util.h"
 #include "processor.h"
@@ -996,6 +997,362 @@ static void test_mp_state_during_wait(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* A signal to the vCPU thread during a wait                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * vCPU 0 waits; its thread is interrupted by signals every 20 ms (KVM_RUN
+ * returns EINTR, as when a VMM stops a vCPU) and re-entered each time;
+ * vCPU 1 kicks it 300 ms in.  The wait survives the exits: it ends with
+ * the kick, not early and not at its bound.
+ */
+static void test_signal_during_wait(void)
+{
+	struct kvm_vcpu *vcpus[2];
+	struct kvm_vm *vm = vm_create_with_vcpus(2, guest_wait_then_kick, vcpus);
+	struct kicker_args k = { .vcpu = vcpus[1] };
+	struct signaller_args s = { .target = pthread_self() };
+	struct sigaction sa = { .sa_handler = on_sigusr1 };	/* no SA_RESTART */
+	pthread_t kicker, signaller;
+	uint64_t t0, dt, eintr = 0;
+	struct ucall uc;
+	int r;
+
+	vcpu_args_set(vcpus[0], 1, 0);
+	vcpu_args_set(vcpus[1], 1, 1);
+	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	pthread_create(&kicker, NULL, kicker_thread, &k);
+	pthread_create(&signaller, NULL, signaller_thread, &s);
+	t0 = now_ns();
+	for (;;) {
+		r = __vcpu_run(vcpus[0]);
+		if (r == -1 && errno == EINTR) {
+			eintr++;
+			continue;
+		}
+		TEST_ASSERT(!r, "KVM_RUN failed: %d (errno %d)", r, errno);
+		break;
+	}
+	dt = now_ns() - t0;
+	s.stop = true;
+	pthread_join(signaller, NULL);
+	pthread_join(kicker, NULL);
+
+	TEST_ASSERT_KVM_EXIT_REASON(vcpus[0], KVM_EXIT_IO);
+	r = get_ucall(vcpus[0], &uc);
+	if (r == UCALL_ABORT)
+		REPORT_GUEST_ASSERT(uc);
+	TEST_ASSERT_EQ(r, UCALL_SYNC);
+	ksft_print_msg("signal_during_wait: %lu KVM_RUN exits by signal; the wait ended %lu ms in, reason %lu\n",
+		       eintr, dt / NSEC_PER_MSEC, uc.args[1]);
+	TEST_ASSERT(eintr >= 3, "only %lu signals reached the vCPU during the wait", eintr);
+	TEST_ASSERT(uc.args[1] == PVLOCK_WAKE_KICK,
+		    "the wait interrupted by signals ended with reason %lu, not the kick",
+		    uc.args[1]);
+	TEST_ASSERT(dt >= 250 * NSEC_PER_MSEC && dt < 950 * NSEC_PER_MSEC,
+		    "the wait ended %lu ms in; the kick came at ~300 ms", dt / NSEC_PER_MSEC);
+	TEST_ASSERT_EQ(vcpu_stat(vcpus[0], "pvlock_wake_timeout", NULL, 0), 0);
+	run_to_done(vcpus[0]);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* Interrupts during a wait, with IF=0 and IF=1                        */
+/* ------------------------------------------------------------------ */
+
+#define IPI_VECTOR	0xe1
+#define IRQ_OFF_WAIT_NS	(600 * NSEC_PER_MSEC)
+
+static volatile uint64_t irqs_taken;
+static volatile uint64_t ipis_sent;
+
+static void guest_ipi_handler(struct ex_regs *regs)
+{
+	irqs_taken++;
+	x2apic_write_reg(APIC_EOI, 0);
+}
+
+static void send_ipi(uint32_t dest, uint64_t mode_vector)
+{
+	x2apic_write_reg(APIC_ICR, ((uint64_t)dest << 32) | APIC_INT_ASSERT | mode_vector);
+}
+
+/* vCPU 1 waits, vCPU 0 sends it an IPI while it does (the host times it). */
+static void guest_irq_during_wait(uint32_t id)
+{
+	uint64_t r;
+
+	x2apic_enable();
+	if (id == 0) {
+		while (READ_ONCE(shared_flag) != 1)
+			cpu_relax();
+		GUEST_SYNC(1);		/* the host lets vCPU 1 fall asleep */
+		send_ipi(1, IPI_VECTOR);
+		WRITE_ONCE(ipis_sent, 1);
+		while (READ_ONCE(shared_flag) != 2)
+			cpu_relax();
+		GUEST_SYNC(2);
+		send_ipi(1, IPI_VECTOR);
+		WRITE_ONCE(ipis_sent, 2);
+		GUEST_DONE();
+	}
+
+	/* IF=0: the interrupt cannot be taken, so it does not end the wait ... */
+	WRITE_ONCE(shared_flag, 1);
+	r = op(PVLOCK_OP_WAIT, IRQ_OFF_WAIT_NS);
+	__GUEST_ASSERT(r == PVLOCK_WAKE_TIMEOUT,
+		       "a wait with IF=0 ended with reason %lu: an interrupt it cannot take ended it",
+		       r);
+	__GUEST_ASSERT(READ_ONCE(ipis_sent) == 1,
+		       "the IPI was not sent within the 600 ms wait (the lab is too slow to tell)");
+	GUEST_ASSERT_EQ(irqs_taken, 0);
+	/* ... and is taken once interrupts are on. */
+	asm volatile("sti; nop; cli" ::: "memory");
+	GUEST_ASSERT_EQ(irqs_taken, 1);
+
+	/* IF=1: it ends the wait, and is taken as the wait returns. */
+	WRITE_ONCE(shared_flag, 2);
+	asm volatile("sti" ::: "memory");
+	r = op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS);
+	asm volatile("cli" ::: "memory");
+	GUEST_ASSERT_EQ(r, PVLOCK_WAKE_IRQ);
+	GUEST_ASSERT_EQ(irqs_taken, 2);
+	GUEST_DONE();
+}
+
+static void test_irq_during_wait(void)
+{
+	struct kvm_vcpu *vcpus[2];
+	struct kvm_vm *vm = vm_create_with_vcpus(2, guest_irq_during_wait, vcpus);
+	pthread_t waiter;
+	uint64_t t0, dt;
+
+	vm_install_exception_handler(vm, IPI_VECTOR, guest_ipi_handler);
+	vcpu_args_set(vcpus[0], 1, 0);
+	vcpu_args_set(vcpus[1], 1, 1);
+	pthread_create(&waiter, NULL, vcpu_thread, vcpus[1]);
+
+	TEST_ASSERT_EQ(expect_sync(vcpus[0]), 1);
+	usleep(100 * 1000);
+	TEST_ASSERT_EQ(expect_sync(vcpus[0]), 2);
+	usleep(300 * 1000);
+	t0 = now_ns();
+	run_to_done(vcpus[0]);
+	pthread_join(waiter, NULL);
+	dt = now_ns() - t0;
+
+	TEST_ASSERT(dt < 900 * NSEC_PER_MSEC,
+		    "the IF=1 wait outlived its interrupt by %lu ms", dt / NSEC_PER_MSEC);
+	TEST_ASSERT_EQ(vcpu_stat(vcpus[1], "pvlock_wake_timeout", NULL, 0), 1);
+	TEST_ASSERT_EQ(vcpu_stat(vcpus[1], "pvlock_wake_irq", NULL, 0), 1);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* INIT during a wait                                                  */
+/* ------------------------------------------------------------------ */
+
+/* After the INIT, restarted by the host as a SIPI would restart it. */
+static void guest_after_init(void)
+{
+	/* No kick, no wait state survived the INIT. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 10 * NSEC_PER_MSEC), PVLOCK_WAKE_TIMEOUT);
+	GUEST_SYNC(0);
+	while (!shared_stop)
+		shared_spins++;
+	GUEST_DONE();
+}
+
+/* vCPU 1 registers an area and waits; vCPU 0 sends it INIT. */
+static void guest_init_during_wait(uint32_t id, uint64_t area_gpa)
+{
+	x2apic_enable();
+	if (id == 0) {
+		while (!READ_ONCE(shared_flag))
+			cpu_relax();
+		GUEST_SYNC(0);		/* the host lets vCPU 1 fall asleep */
+		x2apic_write_reg(APIC_ICR, (1ULL << 32) | APIC_INT_ASSERT | APIC_DM_INIT);
+		GUEST_SYNC(1);
+		GUEST_DONE();
+	}
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
+	WRITE_ONCE(shared_flag, 1);
+	op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS);
+	GUEST_FAIL("the wait returned: the INIT did not reset the vCPU");
+}
+
+struct blocked_run {
+	struct kvm_vcpu *vcpu;
+	int ret, err;
+};
+
+static void *blocked_run_thread(void *arg)
+{
+	struct blocked_run *b = arg;
+
+	b->ret = __vcpu_run(b->vcpu);
+	b->err = errno;
+	return NULL;
+}
+
+/*
+ * An INIT ends a wait (it is an event the vCPU must handle) and drops
+ * every piece of pvlock state, as it does the steal-time MSR: the area is
+ * no longer written, no kick and no wait is left over for the code the
+ * vCPU runs next, and the VMM's MSR reads 0.
+ */
+static void test_init_during_wait(void)
+{
+	struct kvm_vcpu *vcpus[2];
+	struct kvm_vm *vm = vm_create_with_vcpus(2, guest_init_during_wait, vcpus);
+	struct sigaction sa = { .sa_handler = on_sigusr1 };	/* no SA_RESTART */
+	struct blocked_run b = { .vcpu = vcpus[1] };
+	volatile uint64_t *stop = HOST_PTR(vm, shared_stop);
+	volatile struct pvlock_vcpu_area *area;
+	int cpu = first_allowed_cpu(), stats;
+	struct kvm_mp_state mp;
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	pthread_t runner;
+
+	vm_userspace_mem_region_add(vm, VM_MEM_SRC_ANONYMOUS, AREA_GPA, AREA_SLOT, 1, 0);
+	area = addr_gpa2hva(vm, AREA_GPA);
+	vcpu_args_set(vcpus[0], 2, 0, 0);
+	vcpu_args_set(vcpus[1], 2, 1, AREA_GPA);
+	/* The long-mode state a restart needs: INIT puts the vCPU in real mode. */
+	vcpu_regs_get(vcpus[1], &regs);
+	vcpu_sregs_get(vcpus[1], &sregs);
+	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	pthread_create(&runner, NULL, blocked_run_thread, &b);
+
+	TEST_ASSERT_EQ(expect_sync(vcpus[0]), 0);
+	usleep(200 * 1000);
+	TEST_ASSERT_EQ(expect_sync(vcpus[0]), 1);
+	/* An AP that took INIT waits for a SIPI in KVM_RUN: stop it there. */
+	usleep(200 * 1000);
+	pthread_kill(runner, SIGUSR1);
+	pthread_join(runner, NULL);
+	TEST_ASSERT(b.ret == -1 && b.err == EINTR,
+		    "KVM_RUN of the vCPU that took INIT returned %d (errno %d), exit reason %u",
+		    b.ret, b.err, vcpus[1]->run->exit_reason);
+	vcpu_mp_state_get(vcpus[1], &mp);
+	TEST_ASSERT(mp.mp_state == KVM_MP_STATE_INIT_RECEIVED,
+		    "after INIT the vCPU is in mp_state %u, not INIT_RECEIVED", mp.mp_state);
+	TEST_ASSERT_EQ(vcpu_stat(vcpus[1], "pvlock_waits", NULL, 0), 1);
+	TEST_ASSERT(vcpu_get_msr(vcpus[1], PVLOCK_MSR_STATE) == 0,
+		    "INIT left pvlock state: MSR_KVM_PVLOCK_STATE = 0x%lx",
+		    vcpu_get_msr(vcpus[1], PVLOCK_MSR_STATE));
+
+	/* Restart it in long mode at guest_after_init(), as a SIPI would. */
+	memset((void *)area, 0x5a, sizeof(*area));
+	vcpu_sregs_set(vcpus[1], &sregs);
+	regs.rip = (uint64_t)guest_after_init;
+	vcpu_regs_set(vcpus[1], &regs);
+	mp.mp_state = KVM_MP_STATE_RUNNABLE;
+	vcpu_mp_state_set(vcpus[1], &mp);
+	TEST_ASSERT_EQ(expect_sync(vcpus[1]), 0);
+
+	stats = vcpu_get_stats_fd(vcpus[1]);
+	pin_to_cpu(pthread_self(), cpu);
+	pthread_create(&runner, NULL, vcpu_thread, vcpus[1]);
+	pin_to_cpu(runner, cpu);
+	expect_untouched(area, stats, "after INIT (the area registered before it)");
+	*stop = 1;
+	pthread_join(runner, NULL);
+	close(stats);
+	run_to_done(vcpus[0]);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* Eight vCPUs pass a token by wait and kick                           */
+/* ------------------------------------------------------------------ */
+
+#define RING_VCPUS	8
+#define RING_MS		2000
+#define RING_DONE	0xffffULL
+
+static volatile uint64_t ring_token;
+static volatile uint64_t ring_turns[RING_VCPUS];
+static volatile uint64_t ring_timeouts[RING_VCPUS];
+static volatile uint64_t ring_lost[RING_VCPUS];
+
+/*
+ * The token's holder hands it to the next vCPU and kicks it; everyone
+ * else waits until the token is theirs.  Every hand-off races with the
+ * next vCPU's check-then-wait, the race a kick must never lose: a wait
+ * that times out while the token is already its vCPU's is a lost kick.
+ */
+static void guest_kick_ring(uint32_t id)
+{
+	uint32_t next = (id + 1) % RING_VCPUS, j;
+	uint64_t token;
+
+	for (;;) {
+		token = READ_ONCE(ring_token);
+		if (token == RING_DONE)
+			break;
+		if (token != id) {
+			if (op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS) == PVLOCK_WAKE_TIMEOUT) {
+				ring_timeouts[id]++;
+				if (READ_ONCE(ring_token) == id)
+					ring_lost[id]++;
+			}
+			continue;
+		}
+		ring_turns[id]++;
+		if (READ_ONCE(shared_stop)) {
+			WRITE_ONCE(ring_token, RING_DONE);
+			for (j = 0; j < RING_VCPUS; j++)
+				if (j != id)
+					GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, j), 0);
+			break;
+		}
+		WRITE_ONCE(ring_token, next);
+		GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, next), 0);
+	}
+	GUEST_DONE();
+}
+
+static void test_kick_ring(void)
+{
+	struct kvm_vcpu *vcpus[RING_VCPUS];
+	struct kvm_vm *vm = vm_create_with_vcpus(RING_VCPUS, guest_kick_ring, vcpus);
+	uint64_t turns = 0, timeouts = 0, lost = 0, stat_timeouts = 0, kicks = 0, min_turns = ~0ULL;
+	pthread_t threads[RING_VCPUS];
+	int i;
+
+	for (i = 0; i < RING_VCPUS; i++) {
+		vcpu_args_set(vcpus[i], 1, i);
+		pthread_create(&threads[i], NULL, vcpu_thread, vcpus[i]);
+	}
+	usleep(RING_MS * 1000);
+	*HOST_PTR(vm, shared_stop) = 1;
+	for (i = 0; i < RING_VCPUS; i++)
+		pthread_join(threads[i], NULL);
+
+	for (i = 0; i < RING_VCPUS; i++) {
+		uint64_t t = *HOST_PTR(vm, ring_turns[i]);
+
+		turns += t;
+		if (t < min_turns)
+			min_turns = t;
+		timeouts += *HOST_PTR(vm, ring_timeouts[i]);
+		lost += *HOST_PTR(vm, ring_lost[i]);
+		stat_timeouts += vcpu_stat(vcpus[i], "pvlock_wake_timeout", NULL, 0);
+		kicks += vcpu_stat(vcpus[i], "pvlock_wake_kick", NULL, 0);
+	}
+	ksft_print_msg("kick_ring: %d vCPUs, %lu hand-offs in %d ms (fewest turns %lu); waits ended by kick %lu, by timeout %lu (%lu with the token already theirs)\n",
+		       RING_VCPUS, turns, RING_MS, min_turns, kicks, stat_timeouts, lost);
+	TEST_ASSERT(lost == 0, "%lu kicks were lost: waits timed out holding the token", lost);
+	TEST_ASSERT(stat_timeouts == 0 && timeouts == 0,
+		    "%lu waits ran to their 1 s bound (the guest counted %lu)",
+		    stat_timeouts, timeouts);
+	TEST_ASSERT(min_turns >= 2, "a vCPU had the token only %lu times", min_turns);
+	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
 /* CPL 3 gets EPERM                                                    */
 /* ------------------------------------------------------------------ */
 
@@ -1059,16 +1416,36 @@ static void guest_hammer(uint32_t self, uint64_t area_gpa)
 
 	while (!shared_stop) {
 		switch (n++ % 10) {
-		case 0: op(PVLOCK_OP_QUERY, 0); break;
-		case 1: op(PVLOCK_OP_KICK, self); break;
-		case 2: op(PVLOCK_OP_WAIT, 0); break;
-		case 3: op(PVLOCK_OP_WAIT, 1000); break;
-		case 4: op(PVLOCK_OP_YIELD, PVLOCK_VCPU_ANY); break;
-		case 5: op(PVLOCK_OP_REGISTER, area_gpa); break;
-		case 6: op(PVLOCK_OP_REGISTER, 1ULL << 40); break;
-		case 7: hc(~0ULL, ~0ULL, ~0ULL, ~0ULL); break;
-		case 8: op(PVLOCK_OP_KICK, PVLOCK_VCPU_ANY); break;
-		case 9: op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS + 1); break;
+		case 0:
+			op(PVLOCK_OP_QUERY, 0);
+			break;
+		case 1:
+			op(PVLOCK_OP_KICK, self);
+			break;
+		case 2:
+			op(PVLOCK_OP_WAIT, 0);
+			break;
+		case 3:
+			op(PVLOCK_OP_WAIT, 1000);
+			break;
+		case 4:
+			op(PVLOCK_OP_YIELD, PVLOCK_VCPU_ANY);
+			break;
+		case 5:
+			op(PVLOCK_OP_REGISTER, area_gpa);
+			break;
+		case 6:
+			op(PVLOCK_OP_REGISTER, 1ULL << 40);
+			break;
+		case 7:
+			hc(~0ULL, ~0ULL, ~0ULL, ~0ULL);
+			break;
+		case 8:
+			op(PVLOCK_OP_KICK, PVLOCK_VCPU_ANY);
+			break;
+		case 9:
+			op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS + 1);
+			break;
 		}
 		shared_calls = n;
 	}
@@ -1117,6 +1494,152 @@ static void test_hammer(void)
 	TEST_ASSERT(worst < 1000 * NSEC_PER_MSEC, "the host thread starved for %lu ms",
 		    worst / NSEC_PER_MSEC);
 	kvm_vm_free(vm);
+}
+
+/* ------------------------------------------------------------------ */
+/* A hostile VM takes no more than a busy one from its neighbour       */
+/* ------------------------------------------------------------------ */
+
+#define NEIGHBOUR_MAX_VCPUS	4
+#define NEIGHBOUR_VCPUS		2
+#define NEIGHBOUR_ROUNDS	3
+#define NEIGHBOUR_MS		600
+
+enum neighbour_mode { NEIGHBOUR_SPIN, NEIGHBOUR_HAMMER };
+
+static volatile uint64_t neighbour_mode;
+
+/*
+ * NEIGHBOUR_SPIN: burn the CPU, as any busy guest does.  NEIGHBOUR_HAMMER:
+ * claim to hold locks and burn it on pvlock calls that ask the host for
+ * time: yields to anyone and to a named vCPU, zero-length waits, kicks of
+ * every vCPU.
+ */
+static void guest_neighbour(uint32_t self, uint32_t nr_vcpus, uint64_t area_gpa,
+			    struct pvlock_vcpu_area *areas)
+{
+	uint64_t n = 0;
+	uint32_t j;
+
+	if (neighbour_mode == NEIGHBOUR_HAMMER) {
+		GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa + self * sizeof(*areas)), 0);
+		WRITE_ONCE(areas[self].locks_held, 1);
+		WRITE_ONCE(areas[self].wait_vcpu, (self + 1) % nr_vcpus);
+	}
+	while (!shared_stop) {
+		if (neighbour_mode == NEIGHBOUR_SPIN) {
+			shared_spins++;
+			continue;
+		}
+		switch (n++ % 4) {
+		case 0:
+			op(PVLOCK_OP_YIELD, PVLOCK_VCPU_ANY);
+			break;
+		case 1:
+			op(PVLOCK_OP_WAIT, 0);
+			break;
+		case 2:
+			for (j = 0; j < nr_vcpus; j++)
+				op(PVLOCK_OP_KICK, j);
+			break;
+		case 3:
+			op(PVLOCK_OP_YIELD, (self + 1) % nr_vcpus);
+			break;
+		}
+		shared_calls++;
+	}
+	GUEST_DONE();
+}
+
+/*
+ * The victim's progress per ms while a neighbour VM of @nr vCPUs in @mode
+ * shares its CPU; every thread is pinned to @cpu.  @calls: the
+ * neighbour's pvlock calls.
+ */
+static double neighbour_phase(volatile uint64_t *victim_spins, int cpu, int nr,
+			      enum neighbour_mode mode, uint64_t *calls)
+{
+	struct kvm_vcpu *vcpus[NEIGHBOUR_MAX_VCPUS];
+	struct kvm_vm *vm = vm_create_with_vcpus(nr, guest_neighbour, vcpus);
+	pthread_t threads[NEIGHBOUR_MAX_VCPUS];
+	vm_vaddr_t gva = vm_vaddr_alloc_page(vm);
+	uint64_t s0, t0, s1, t1;
+	int i;
+
+	*HOST_PTR(vm, neighbour_mode) = mode;
+	for (i = 0; i < nr; i++) {
+		vcpu_args_set(vcpus[i], 4, i, nr, addr_gva2gpa(vm, gva), gva);
+		pthread_create(&threads[i], NULL, vcpu_thread, vcpus[i]);
+		pin_to_cpu(threads[i], cpu);
+	}
+	usleep(100 * 1000);
+	s0 = *victim_spins;
+	t0 = now_ns();
+	usleep(NEIGHBOUR_MS * 1000);
+	s1 = *victim_spins;
+	t1 = now_ns();
+	*HOST_PTR(vm, shared_stop) = 1;
+	for (i = 0; i < nr; i++)
+		pthread_join(threads[i], NULL);
+	*calls = *HOST_PTR(vm, shared_calls);
+	kvm_vm_free(vm);
+	return (double)(s1 - s0) * NSEC_PER_MSEC / (t1 - t0);
+}
+
+/*
+ * Two VMs share one CPU: the victim spins and counts; its neighbour is
+ * either busy (spinning) or hostile (hammering pvlock).  pvlock lets a
+ * guest give its own time away, never take another VM's, so the victim
+ * must progress as fast beside the hostile VM as beside the busy one
+ * (within 10%; rounds interleaved, so drift hits both).  The control: a
+ * busy neighbour of twice the vCPUs does take more (2/3 of the victim's
+ * share is left under a fair scheduler), and the measurement must see it.
+ */
+static void test_neighbour(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *victim = vm_create_with_one_vcpu(&vcpu, guest_neighbour);
+	volatile uint64_t *spins = HOST_PTR(victim, shared_spins);
+	double busy = 0, hostile = 0, control, ratio;
+	uint64_t calls, hostile_calls = ~0ULL;
+	int cpu = first_allowed_cpu(), r;
+	pthread_t runner;
+
+	*HOST_PTR(victim, neighbour_mode) = NEIGHBOUR_SPIN;
+	vcpu_args_set(vcpu, 4, 0, 1, 0, 0);
+	pin_to_cpu(pthread_self(), cpu);
+	pthread_create(&runner, NULL, vcpu_thread, vcpu);
+	pin_to_cpu(runner, cpu);
+
+	for (r = 0; r < NEIGHBOUR_ROUNDS; r++) {
+		double b = neighbour_phase(spins, cpu, NEIGHBOUR_VCPUS, NEIGHBOUR_SPIN, &calls);
+		double h = neighbour_phase(spins, cpu, NEIGHBOUR_VCPUS, NEIGHBOUR_HAMMER, &calls);
+
+		ksft_print_msg("neighbour: round %d: victim %.0f spins/ms beside the busy VM, %.0f beside the hostile one (%lu pvlock calls)\n",
+			       r, b, h, calls);
+		busy += b;
+		hostile += h;
+		if (calls < hostile_calls)
+			hostile_calls = calls;
+	}
+	busy /= NEIGHBOUR_ROUNDS;
+	hostile /= NEIGHBOUR_ROUNDS;
+	control = neighbour_phase(spins, cpu, 2 * NEIGHBOUR_VCPUS, NEIGHBOUR_SPIN, &calls);
+	*HOST_PTR(victim, shared_stop) = 1;
+	pthread_join(runner, NULL);
+
+	ratio = hostile / busy;
+	ksft_print_msg("neighbour: victim beside hostile / beside busy = %.3f (means of %d rounds); control, beside a busy VM of %d vCPUs: %.3f\n",
+		       ratio, NEIGHBOUR_ROUNDS, 2 * NEIGHBOUR_VCPUS, control / busy);
+	TEST_ASSERT(busy > 0, "the victim never ran");
+	TEST_ASSERT(hostile_calls > 100, "the hostile VM barely ran: %lu calls", hostile_calls);
+	TEST_ASSERT(control / busy < 0.9,
+		    "the control lost nothing (%.3f): this measurement cannot see a neighbour taking time",
+		    control / busy);
+	TEST_ASSERT(ratio >= 0.9,
+		    "the hostile VM took the victim's time: %.3f of its progress beside a busy VM",
+		    ratio);
+	kvm_vm_free(victim);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1351,13 +1874,12 @@ static uint64_t count_refused(void)
  */
 static void guest_opt_in(uint32_t which, uint64_t area_gpa)
 {
-	if (which == 0 || which == 3) {
+	if (which == 0 || which == 3)
 		GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
-	} else if (which == 1) {
+	else if (which == 1)
 		shared_calls = count_enosys();
-	} else if (which == 4) {
+	else if (which == 4)
 		shared_calls = count_refused();
-	}
 	while (!shared_stop)
 		shared_spins++;
 	GUEST_DONE();
@@ -1491,10 +2013,15 @@ static const struct test_case tests[] = {
 	{ "memslot_change", test_memslot_change, true },
 	{ "set_regs_during_wait", test_set_regs_during_wait, true },
 	{ "mp_state_during_wait", test_mp_state_during_wait, true },
+	{ "signal_during_wait", test_signal_during_wait, true },
+	{ "irq_during_wait", test_irq_during_wait, true },
+	{ "init_during_wait", test_init_during_wait, true },
+	{ "kick_ring_8vcpus", test_kick_ring, true },
 	{ "vmm_reset", test_vmm_reset, true },
 	{ "msr_migrate", test_msr_migrate, true },
 	{ "cpl3_eperm", test_cpl3, true },
 	{ "hammer", test_hammer, true },
+	{ "hostile_neighbour", test_neighbour, true },
 	{ "param_off_enosys", test_disabled, false },
 	{ "supported_cpuid", test_supported_cpuid, false },
 	{ "enforce_without_bit", test_enforce_without_bit, true },
