@@ -23,9 +23,10 @@ HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh --build $(BUILD)
 # undoes 0005 (0003: never resolves the area's cache after a memslot change, and lets a
 # wait's end overwrite the RAX user space set), 0006 (0004: a waiting vCPU is saved halted)
 # and 0007 (0005: a reset by user space, MSR_KVM_PVLOCK_STATE = 0, is ignored; 0003 also
-# leaves a restored area unresolved), and keeps state across INIT and ends a wait on an
-# interrupt the guest cannot take (0006).  The dropped kicks also fail the kick ring and
-# the wait interrupted by signals.
+# leaves a restored area unresolved), keeps state across INIT (0006) and ends a wait on an
+# interrupt the guest cannot take (0007).  The dropped kicks also fail the kick ring and
+# the waits interrupted by signals.  (All seven are applied together: a case is listed
+# for the fault it was written for; host/README.md says which.)
 HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick supported_cpuid enforce_without_bit \
 	no_bookkeeping memslot_change set_regs_during_wait mp_state_during_wait \
 	vmm_reset msr_migrate signal_during_wait irq_during_wait init_during_wait \
