@@ -92,17 +92,23 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Run @vcpu until the next ucall that is not a guest assert; return it. */
-static uint64_t run_to_ucall(struct kvm_vcpu *vcpu, struct ucall *uc)
+/* The ucall @vcpu's KVM_RUN just stopped at, unless it is a guest assert. */
+static uint64_t ucall_after_run(struct kvm_vcpu *vcpu, struct ucall *uc)
 {
 	uint64_t cmd;
 
-	vcpu_run(vcpu);
 	TEST_ASSERT_KVM_EXIT_REASON(vcpu, KVM_EXIT_IO);
 	cmd = get_ucall(vcpu, uc);
 	if (cmd == UCALL_ABORT)
 		REPORT_GUEST_ASSERT(*uc);
 	return cmd;
+}
+
+/* Run @vcpu until the next ucall that is not a guest assert; return it. */
+static uint64_t run_to_ucall(struct kvm_vcpu *vcpu, struct ucall *uc)
+{
+	vcpu_run(vcpu);
+	return ucall_after_run(vcpu, uc);
 }
 
 static void run_to_done(struct kvm_vcpu *vcpu)
@@ -177,12 +183,19 @@ static uint64_t vm_stat(struct kvm_vm *vm, const char *name)
 	return v;
 }
 
-static void pin_to_cpu(pthread_t thread, int cpu)
+static cpu_set_t one_cpu(int cpu)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
+	return set;
+}
+
+static void pin_to_cpu(pthread_t thread, int cpu)
+{
+	cpu_set_t set = one_cpu(cpu);
+
 	TEST_ASSERT(!pthread_setaffinity_np(thread, sizeof(set), &set),
 		    "pinning to CPU %d failed", cpu);
 }
@@ -1054,6 +1067,7 @@ static void test_signal_during_wait(void)
 	struct sigaction sa = { .sa_handler = on_sigusr1 };	/* no SA_RESTART */
 	uint64_t t0, dt, eintr = 0, eintr_waiting = 0, r;
 	pthread_t kicker, signaller;
+	struct ucall uc;
 	int rc;
 
 	vcpu_args_set(vcpus[0], 1, 0);
@@ -1076,14 +1090,8 @@ static void test_signal_during_wait(void)
 	dt = now_ns() - t0;
 	s.stop = true;
 	pthread_join(signaller, NULL);
-	TEST_ASSERT_KVM_EXIT_REASON(vcpus[0], KVM_EXIT_IO);
-	{
-		struct ucall uc;
-
-		if (get_ucall(vcpus[0], &uc) == UCALL_ABORT)
-			REPORT_GUEST_ASSERT(uc);
-		r = uc.args[1];
-	}
+	ucall_after_run(vcpus[0], &uc);
+	r = uc.args[1];
 	ksft_print_msg("signal_during_wait: %lu KVM_RUN exits by signal, %lu of them inside the wait; it ended %lu ms in, reason %lu\n",
 		       eintr, eintr_waiting, dt / NSEC_PER_MSEC, r);
 	TEST_ASSERT(r == PVLOCK_WAKE_KICK,
@@ -1676,11 +1684,9 @@ static void guest_neighbour(uint32_t self, uint32_t nr_vcpus, uint64_t area_gpa,
 
 static void create_pinned(pthread_t *thread, void *(*fn)(void *), void *arg, int cpu)
 {
+	cpu_set_t set = one_cpu(cpu);
 	pthread_attr_t attr;
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	TEST_ASSERT(!pthread_create(thread, &attr, fn, arg), "pthread_create");
