@@ -14,22 +14,15 @@ CPU_LOCK=/tmp/pvlock-cpu.lock
 HOST_BUILD=$BUILD/host
 SRC=$HOST_BUILD/linux-source-6.12
 JOBS=${JOBS:-$(nproc)}
+. "$TOP/scripts/apt-lock.sh"
 
 log() { echo "${0##*/}: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-# install_deps PKG...: apt-get install the packages that are not installed.
+# install_deps PKG...: the project's installer (scripts/install-deps), for the packages not
+# installed yet.
 install_deps() {
-	local p missing=()
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-			grep -q "install ok installed" || missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	log "installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	"$TOP/scripts/install-deps" "$@" >/dev/null || die "could not install $*"
 }
 
 # source_tarball: set SRC_TAR to the linux-source-6.12 tarball of the very Debian version of
@@ -54,12 +47,15 @@ source_tarball() {
 		"($KVER's): fetching that version"
 	rm -rf "$dir/$want" "$dir/tmp"
 	mkdir -p "$dir/tmp"
-	if ! (cd "$dir/tmp" && apt-get download -q "linux-source-6.12=$want") >"$dir/apt.log" 2>&1; then
+	# Under the project's apt lock: the update below must not meet another checkout's.
+	(
+		apt_lock || exit 1
+		cd "$dir/tmp" || exit 1
+		apt-get download -q "linux-source-6.12=$want" >"$dir/apt.log" 2>&1 && exit 0
 		apt-get update -qq >>"$dir/apt.log" 2>&1 || true
-		(cd "$dir/tmp" && apt-get download -q "linux-source-6.12=$want") >>"$dir/apt.log" 2>&1 ||
-			die "apt-get download linux-source-6.12=$want failed (is deb.debian.org's" \
-				"bookworm-security in the apt sources? $dir/apt.log)"
-	fi
+		apt-get download -q "linux-source-6.12=$want" >>"$dir/apt.log" 2>&1
+	) || die "apt-get download linux-source-6.12=$want failed (is deb.debian.org's" \
+		"bookworm-security in the apt sources? $dir/apt.log)"
 	deb=$(ls "$dir"/tmp/linux-source-6.12_*.deb 2>/dev/null | head -n 1)
 	[ -n "$deb" ] || die "apt-get download gave no linux-source-6.12 .deb ($dir/apt.log)"
 	mkdir -p "$dir/$want.tmp"
