@@ -30,7 +30,7 @@ HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh --build $(BUILD)
 HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick supported_cpuid enforce_without_bit \
 	no_bookkeeping memslot_change set_regs_during_wait mp_state_during_wait \
 	vmm_reset msr_migrate signal_during_wait irq_during_wait init_during_wait \
-	kick_ring_8vcpus
+	kick_ring_8vcpus kick_ring_64vcpus
 
 .PHONY: host-modules host-checkpatch host-selftests-build host-selftests \
 	host-negative host-selftests-stock host-selftests-full host-test

@@ -1382,17 +1382,17 @@ static void test_init_during_wait(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* Eight vCPUs pass a token by wait and kick                           */
+/* 8 or 64 vCPUs pass a token by wait and kick                         */
 /* ------------------------------------------------------------------ */
 
-#define RING_VCPUS	8
+#define RING_MAX_VCPUS	64
 #define RING_MS		2000
 #define RING_DONE	0xffffULL
 
 static volatile uint64_t ring_token;
-static volatile uint64_t ring_turns[RING_VCPUS];
-static volatile uint64_t ring_timeouts[RING_VCPUS];
-static volatile uint64_t ring_lost[RING_VCPUS];
+static volatile uint64_t ring_turns[RING_MAX_VCPUS];
+static volatile uint64_t ring_timeouts[RING_MAX_VCPUS];
+static volatile uint64_t ring_lost[RING_MAX_VCPUS];
 
 /*
  * The token's holder hands it to the next vCPU and kicks it; everyone
@@ -1402,10 +1402,12 @@ static volatile uint64_t ring_lost[RING_VCPUS];
  * the token is already its vCPU's (or the ring is done, which every vCPU
  * is kicked for) is a lost kick.  A timeout with the token elsewhere only
  * says the ring stood still for a second (a starved L1), and is reported.
+ * With 64 vCPUs (issue 16's size) the ring is one L1 CPU's 64 threads, each
+ * woken by its own kick, and the kick that ends the ring goes to 63 sleepers.
  */
-static void guest_kick_ring(uint32_t id)
+static void guest_kick_ring(uint32_t id, uint32_t nr_vcpus)
 {
-	uint32_t next = (id + 1) % RING_VCPUS, j, rnd = id * 2654435761u + 1, delay;
+	uint32_t next = (id + 1) % nr_vcpus, j, rnd = id * 2654435761u + 1, delay;
 	uint64_t token;
 
 	for (;;) {
@@ -1427,7 +1429,7 @@ static void guest_kick_ring(uint32_t id)
 		ring_turns[id]++;
 		if (READ_ONCE(shared_stop)) {
 			WRITE_ONCE(ring_token, RING_DONE);
-			for (j = 0; j < RING_VCPUS; j++)
+			for (j = 0; j < nr_vcpus; j++)
 				if (j != id)
 					GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, j), 0);
 			break;
@@ -1438,25 +1440,28 @@ static void guest_kick_ring(uint32_t id)
 	GUEST_DONE();
 }
 
-static void test_kick_ring(void)
+static void kick_ring(int nr_vcpus)
 {
-	struct kvm_vcpu *vcpus[RING_VCPUS];
-	struct kvm_vm *vm = vm_create_with_vcpus(RING_VCPUS, guest_kick_ring, vcpus);
+	struct kvm_vcpu *vcpus[RING_MAX_VCPUS];
+	struct kvm_vm *vm;
 	uint64_t turns = 0, timeouts = 0, lost = 0, stat_timeouts = 0, kicks = 0, early = 0;
 	uint64_t hist[HALT_POLL_HIST_COUNT], min_turns = ~0ULL;
-	pthread_t threads[RING_VCPUS];
+	pthread_t threads[RING_MAX_VCPUS];
 	int i, h;
 
-	for (i = 0; i < RING_VCPUS; i++) {
-		vcpu_args_set(vcpus[i], 1, i);
+	TEST_ASSERT(nr_vcpus >= 2 && nr_vcpus <= RING_MAX_VCPUS, "ring of %d vCPUs", nr_vcpus);
+	TEST_REQUIRE(kvm_check_cap(KVM_CAP_MAX_VCPUS) >= nr_vcpus);
+	vm = vm_create_with_vcpus(nr_vcpus, guest_kick_ring, vcpus);
+	for (i = 0; i < nr_vcpus; i++) {
+		vcpu_args_set(vcpus[i], 2, i, nr_vcpus);
 		pthread_create(&threads[i], NULL, vcpu_thread, vcpus[i]);
 	}
 	usleep(RING_MS * 1000);
 	*HOST_PTR(vm, shared_stop) = 1;
-	for (i = 0; i < RING_VCPUS; i++)
+	for (i = 0; i < nr_vcpus; i++)
 		pthread_join(threads[i], NULL);
 
-	for (i = 0; i < RING_VCPUS; i++) {
+	for (i = 0; i < nr_vcpus; i++) {
 		uint64_t t = *HOST_PTR(vm, ring_turns[i]);
 		uint64_t k = vcpu_stat(vcpus[i], "pvlock_wake_kick", NULL, 0);
 
@@ -1475,12 +1480,22 @@ static void test_kick_ring(void)
 		early += k;
 	}
 	ksft_print_msg("kick_ring: %d vCPUs, %lu hand-offs in %d ms (fewest turns %lu); waits ended by kick %lu (%lu of them by a kick that landed before the vCPU slept), by timeout %lu (%lu lost kicks)\n",
-		       RING_VCPUS, turns, RING_MS, min_turns, kicks, early, stat_timeouts, lost);
+		       nr_vcpus, turns, RING_MS, min_turns, kicks, early, stat_timeouts, lost);
 	TEST_ASSERT(lost == 0, "%lu kicks were lost: waits timed out holding the token", lost);
 	TEST_ASSERT(stat_timeouts == timeouts,
 		    "the host counted %lu wait timeouts, the guest %lu", stat_timeouts, timeouts);
 	TEST_ASSERT(min_turns >= 2, "a vCPU had the token only %lu times", min_turns);
 	kvm_vm_free(vm);
+}
+
+static void test_kick_ring_8(void)
+{
+	kick_ring(8);
+}
+
+static void test_kick_ring_64(void)
+{
+	kick_ring(64);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2190,7 +2205,8 @@ static const struct test_case tests[] = {
 	{ "signal_during_wait", test_signal_during_wait, true },
 	{ "irq_during_wait", test_irq_during_wait, true },
 	{ "init_during_wait", test_init_during_wait, true },
-	{ "kick_ring_8vcpus", test_kick_ring, true },
+	{ "kick_ring_8vcpus", test_kick_ring_8, true },
+	{ "kick_ring_64vcpus", test_kick_ring_64, true },
 	{ "vmm_reset", test_vmm_reset, true },
 	{ "msr_migrate", test_msr_migrate, true },
 	{ "cpl3_eperm", test_cpl3, true },
