@@ -9,7 +9,12 @@
 ## nested-lifecycle  (slower tier, ~8 min) a pvlock L2 guest under locktorture moved twice between
 ##                 QEMU processes in L1 (live migration, then save to a file and restore): finishes
 ##                 clean, and every destination's host serves it (issue 16)
-.PHONY: nested-test nested-contention nested-stock nested-lifecycle
+## nested-cpu-add  (slower tier, ~5 min) nested-test's cpu-add case (two vCPUs hot-added at APIC IDs
+##                 that are not their numbers, kicked and yielded to), then its negative control
+##                 on a host that takes an APIC ID for a vCPU index (host/byindex), which must fail
+## nested-big      (slower tier) a pvlock L2 guest with 64 vCPUs on L1's one CPU: boots, benchmark and
+##                 locktorture clean (issue 17)
+.PHONY: nested-test nested-contention nested-stock nested-lifecycle nested-cpu-add nested-big
 
 TEST_TARGETS += nested-test
 
@@ -24,3 +29,9 @@ nested-stock:
 
 nested-lifecycle:
 	$(TOP)/selftests/nested/run lifecycle
+
+nested-cpu-add:
+	$(TOP)/selftests/nested/run cpu-add cpu-add-byindex
+
+nested-big:
+	$(TOP)/selftests/nested/run big
