@@ -1440,7 +1440,7 @@ static void guest_kick_ring(uint32_t id, uint32_t nr_vcpus)
 	GUEST_DONE();
 }
 
-static void kick_ring(int nr_vcpus)
+static void run_kick_ring(int nr_vcpus)
 {
 	struct kvm_vcpu *vcpus[RING_MAX_VCPUS];
 	struct kvm_vm *vm;
@@ -1490,12 +1490,12 @@ static void kick_ring(int nr_vcpus)
 
 static void test_kick_ring_8(void)
 {
-	kick_ring(8);
+	run_kick_ring(8);
 }
 
 static void test_kick_ring_64(void)
 {
-	kick_ring(64);
+	run_kick_ring(64);
 }
 
 /* ------------------------------------------------------------------ */
