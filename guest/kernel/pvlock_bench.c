@@ -7,7 +7,17 @@
  *                                    whatever arch_spin_*() currently are)
  *   /sys/kernel/debug/pvlock/bench   write a run, read its results
  *   /sys/kernel/debug/pvlock/waits   the WAIT hypercalls since boot:
- *                                    "waits=N wait_timeouts=N lost_kicks=N"
+ *                                    "waits=N wait_timeouts=N lost_kicks=N
+ *                                    late_kicks=N"
+ *   /sys/kernel/debug/pvlock/areas   the shared areas as the host last wrote
+ *                                    them, one line per online CPU:
+ *                                    "cpu=N registered=0|1 preempted=F
+ *                                    preempt_seq=S" (the last two only when
+ *                                    registered): a reader that samples
+ *                                    preempt_seq twice sees whether the host
+ *                                    publishes into the area (the nested
+ *                                    lab's check that a migrated guest's
+ *                                    areas were restored)
  *
  * A run is one line of key=value words, every one optional:
  *   algo=<name>|all   all = every selectable algorithm, then spinlock;
@@ -26,17 +36,19 @@
  *   algo=pvqueued threads=4 duration_ms=200 hold_ns=0 think_ns=0 private=0
  *   acquisitions=N throughput_per_s=N min_thread=N max_thread=N
  *   fairness_permille=N violations=N lost_updates=N waits=N
- *   wait_timeouts=N lost_kicks=N verdict=ok|FAIL
+ *   wait_timeouts=N lost_kicks=N late_kicks=N verdict=ok|FAIL
  * fairness_permille is 1000 * min_thread / max_thread. violations counts
  * critical sections that found another thread inside, lost_updates the
  * increments of the protected counter that went missing: both are zero for
- * any correct lock, and verdict=FAIL otherwise. waits, wait_timeouts and
- * lost_kicks are the WAIT hypercalls made during the run, by every CPU
- * (pvlock_wait_counts(): the bound fired with the condition still holding,
- * or with it gone, the waker's kick lost); all zero without a pvlock host.
+ * any correct lock, and verdict=FAIL otherwise. waits, wait_timeouts,
+ * lost_kicks and late_kicks are the WAIT hypercalls made during the run, by
+ * every CPU (struct pvlock_wait_stats: the bound fired with the condition
+ * still holding, or with it gone and the waker's kick sent but lost, or
+ * with it gone and the kick late); all zero without a pvlock host.
  */
 #define pr_fmt(fmt) "pvlock-bench: " fmt
 
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -189,7 +201,8 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 	struct bench_thread *threads;
 	struct bench_shared *sh;
 	u64 total = 0, min = U64_MAX, max = 0, violations = 0, start, ns;
-	u64 counted, waits0, timeouts0, lost0, waits, timeouts, lost;
+	struct pvlock_wait_stats w0, w;
+	u64 counted;
 	unsigned int i, cpu;
 	int ret = 0;
 
@@ -228,7 +241,7 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 			cpu = cpumask_first(cpu_online_mask);
 	}
 
-	pvlock_wait_counts(&waits0, &timeouts0, &lost0);
+	pvlock_wait_counts(&w0);
 	start = ktime_get_ns();
 	WRITE_ONCE(sh->go, true);
 	wake_up_all(&sh->go_wq);
@@ -237,7 +250,7 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 	while (atomic_read(&sh->running))
 		usleep_range(1000, 2000);
 	ns = ktime_get_ns() - start;
-	pvlock_wait_counts(&waits, &timeouts, &lost);
+	pvlock_wait_counts(&w);
 
 stop:
 	for (i = 0; i < n; i++) {
@@ -254,13 +267,14 @@ stop:
 	counted = sh->lock.counter;
 	for (i = 0; i < n; i++)
 		counted += threads[i].own.counter;
-	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u private=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu waits=%llu wait_timeouts=%llu lost_kicks=%llu verdict=%s\n",
+	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u private=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu waits=%llu wait_timeouts=%llu lost_kicks=%llu late_kicks=%llu verdict=%s\n",
 		     algo ? algo->name : "spinlock", n, cfg->duration_ms,
 		     cfg->hold_ns, cfg->think_ns, cfg->private, total,
 		     ns ? div64_u64(total * NSEC_PER_SEC, ns) : 0, min, max,
 		     max ? div64_u64(min * 1000, max) : 0, violations,
-		     total - counted, waits - waits0, timeouts - timeouts0,
-		     lost - lost0,
+		     total - counted, w.waits - w0.waits,
+		     w.timeouts - w0.timeouts, w.lost_kicks - w0.lost_kicks,
+		     w.late_kicks - w0.late_kicks,
 		     violations || total != counted ? "FAIL" : "ok");
 out:
 	kfree(threads);
@@ -388,14 +402,33 @@ DEFINE_SHOW_ATTRIBUTE(algos);
 
 static int waits_show(struct seq_file *m, void *v)
 {
-	u64 waits, timeouts, lost;
+	struct pvlock_wait_stats w;
 
-	pvlock_wait_counts(&waits, &timeouts, &lost);
-	seq_printf(m, "waits=%llu wait_timeouts=%llu lost_kicks=%llu\n",
-		   waits, timeouts, lost);
+	pvlock_wait_counts(&w);
+	seq_printf(m, "waits=%llu wait_timeouts=%llu lost_kicks=%llu late_kicks=%llu\n",
+		   w.waits, w.timeouts, w.lost_kicks, w.late_kicks);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(waits);
+
+static int areas_show(struct seq_file *m, void *v)
+{
+	unsigned int cpu;
+	u32 seq;
+	u8 flags;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (pvlock_area_sample(cpu, &flags, &seq))
+			seq_printf(m, "cpu=%u registered=1 preempted=%u preempt_seq=%u\n",
+				   cpu, flags, seq);
+		else
+			seq_printf(m, "cpu=%u registered=0\n", cpu);
+	}
+	cpus_read_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(areas);
 
 static int __init pvlock_bench_init(void)
 {
@@ -408,6 +441,7 @@ static int __init pvlock_bench_init(void)
 	debugfs_create_file("algos", 0444, dir, NULL, &algos_fops);
 	debugfs_create_file("bench", 0600, dir, NULL, &bench_fops);
 	debugfs_create_file("waits", 0444, dir, NULL, &waits_fops);
+	debugfs_create_file("areas", 0444, dir, NULL, &areas_fops);
 	return 0;
 }
 late_initcall(pvlock_bench_init);

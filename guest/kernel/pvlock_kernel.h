@@ -17,10 +17,27 @@ const struct pvlock_algo *pvlock_current(void);
 bool pvlock_host_ok(void);
 
 /*
- * The WAIT hypercalls since boot, summed over every CPU: issued, ended by
- * the bound with the condition still holding (timeouts), and ended by the
- * bound with it gone (lost kicks: the waker's kick did not wake this wait).
+ * The WAIT hypercalls since boot, summed over every CPU by
+ * pvlock_wait_counts(): issued (waits), and of those ended by the bound,
+ * with the condition still holding (timeouts) or with it gone, the waker's
+ * kick not ending the wait: sent after the bound fired or not sent yet
+ * (late_kicks: the waker was slow, e.g. preempted before its kick), or sent
+ * and never delivered (lost_kicks: a host or guest bug).
  */
-void pvlock_wait_counts(u64 *waits, u64 *timeouts, u64 *lost_kicks);
+struct pvlock_wait_stats {
+	u64 waits;
+	u64 timeouts;
+	u64 lost_kicks;
+	u64 late_kicks;
+};
+
+void pvlock_wait_counts(struct pvlock_wait_stats *sum);
+
+/*
+ * What CPU @cpu's shared area holds now, as the host last wrote it: false if
+ * the CPU has no area registered (pvlock off, stock-host mode, CPU offline),
+ * else true with its preempted flags and preempt_seq.
+ */
+bool pvlock_area_sample(unsigned int cpu, u8 *preempted, u32 *preempt_seq);
 
 #endif /* PVLOCK_KERNEL_H */

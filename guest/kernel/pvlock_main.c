@@ -309,32 +309,64 @@ static inline long pvlock_hc(unsigned long op, unsigned long a1)
 
 /*
  * What the WAIT calls ended in, per CPU, summed by pvlock_wait_counts():
- * waits issued, and of those ended by the bound, the lost kicks (the awaited
- * condition no longer held when the bound fired: the waker changed *ptr but
- * its kick never arrived) and the real timeouts (*ptr still held val). Only
- * the path that has already made the hypercall counts: nothing is added to a
- * lock or unlock that does not wait.
+ * waits issued, and of those ended by the bound, the real timeouts (*ptr
+ * still held val) and the ones whose condition was gone: the waker changed
+ * *ptr and its kick did not end the wait. Those are told apart by
+ * pvlock_count_missed_kick(). Only the path that has already made the
+ * hypercall counts: nothing is added to a lock or unlock that does not wait.
  */
-struct pvlock_wait_count {
-	u64 waits;
-	u64 timeouts;
-	u64 lost_kicks;
-};
+static DEFINE_PER_CPU(struct pvlock_wait_stats, pvlock_wait_count);
 
-static DEFINE_PER_CPU(struct pvlock_wait_count, pvlock_wait_count);
+/*
+ * Kicks sent to each CPU, counted by the kicker once its KICK call has
+ * returned (the host has then either woken the target's wait or left the
+ * kick pending for its next one). Read by the target only, to classify a
+ * wait that its bound ended. One remote atomic per kick, beside the exit the
+ * kick costs anyway.
+ */
+static DEFINE_PER_CPU(atomic_t, pvlock_kicks_to);
 
-void pvlock_wait_counts(u64 *waits, u64 *timeouts, u64 *lost_kicks)
+void pvlock_wait_counts(struct pvlock_wait_stats *sum)
 {
 	unsigned int cpu;
 
-	*waits = *timeouts = *lost_kicks = 0;
+	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
-		const struct pvlock_wait_count *c = per_cpu_ptr(&pvlock_wait_count, cpu);
+		const struct pvlock_wait_stats *c = per_cpu_ptr(&pvlock_wait_count, cpu);
 
-		*waits += READ_ONCE(c->waits);
-		*timeouts += READ_ONCE(c->timeouts);
-		*lost_kicks += READ_ONCE(c->lost_kicks);
+		sum->waits += READ_ONCE(c->waits);
+		sum->timeouts += READ_ONCE(c->timeouts);
+		sum->lost_kicks += READ_ONCE(c->lost_kicks);
+		sum->late_kicks += READ_ONCE(c->late_kicks);
 	}
+}
+
+/*
+ * The bound ended a wait whose condition is gone: the waker changed *ptr,
+ * and its kick did not end the wait. @sent is this CPU's pvlock_kicks_to as
+ * read before the wait. Either the kick is late, or it was lost:
+ *  - it came after the bound fired: the host holds it pending, and a wait
+ *    with a zero bound takes it at once (WAKE_KICK). Taking it here also
+ *    keeps it from ending this CPU's next wait for nothing;
+ *  - it is not sent yet (the waker was preempted between its store and its
+ *    KICK, the common case when vCPUs are overcommitted): no kick to this
+ *    CPU has completed since @sent, and none is pending;
+ *  - a kick to this CPU completed after @sent (pvlock_k_kick() counts it
+ *    after the call returns), did not end the wait, and is not pending: the
+ *    host lost it, or gave it to another vCPU. Only this is a lost kick.
+ * The count is read before the zero-bound wait: a kick completing in
+ * between is pending by then, and counted late, as it is. A kick whose
+ * waker has not counted it yet is counted late even if it was lost: lost
+ * kicks are a lower bound, never inflated by a waker's preemption.
+ */
+static void pvlock_count_missed_kick(int sent)
+{
+	bool completed = atomic_read(this_cpu_ptr(&pvlock_kicks_to)) != sent;
+
+	if (pvlock_hc(PVLOCK_OP_WAIT, 0) == PVLOCK_WAKE_KICK || !completed)
+		this_cpu_inc(pvlock_wait_count.late_kicks);
+	else
+		this_cpu_inc(pvlock_wait_count.lost_kicks);
 }
 
 /*
@@ -355,6 +387,7 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 {
 	unsigned long flags;
 	long ret;
+	int sent;
 
 	if (in_nmi() || !(pvlock_host || pvlock_stock)) {
 		cpu_relax();
@@ -363,6 +396,8 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 
 	flags = arch_local_save_flags();
 	raw_local_irq_disable();
+	/* before the call: what a kick sent during this wait adds to (above) */
+	sent = atomic_read(this_cpu_ptr(&pvlock_kicks_to));
 	if (READ_ONCE(*ptr) != val)
 		goto out;
 	if (pvlock_stock) {
@@ -387,12 +422,16 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 	/*
 	 * After the STI'd call interrupts may be on: this_cpu_inc() is one
 	 * %gs-relative instruction, safe against them. A wake-up at the bound
-	 * whose condition is gone is a kick that did not arrive in time.
+	 * whose condition is gone is a kick that did not end the wait: late or
+	 * lost. (An interrupt handler that waits in between could take a late
+	 * kick first, and this one then be counted lost: the window is the
+	 * instructions from the call's return to here, with interrupts on only
+	 * after an STI'd call.)
 	 */
 	this_cpu_inc(pvlock_wait_count.waits);
 	if (ret == PVLOCK_WAKE_TIMEOUT) {
 		if (READ_ONCE(*ptr) != val)
-			this_cpu_inc(pvlock_wait_count.lost_kicks);
+			pvlock_count_missed_kick(sent);
 		else
 			this_cpu_inc(pvlock_wait_count.timeouts);
 	}
@@ -404,9 +443,11 @@ void pvlock_k_kick(u32 cpu)
 {
 	if (cpu >= nr_cpu_ids)
 		return;
-	if (pvlock_host)
+	if (pvlock_host) {
 		pvlock_hc(PVLOCK_OP_KICK, per_cpu(x86_cpu_to_apicid, cpu));
-	else if (pvlock_stock)	/* a0: flags, none defined; a1: the APIC ID */
+		/* after the call: see pvlock_count_missed_kick() */
+		atomic_inc(per_cpu_ptr(&pvlock_kicks_to, cpu));
+	} else if (pvlock_stock)	/* a0: flags, none defined; a1: the APIC ID */
 		kvm_hypercall2(KVM_HC_KICK_CPU, 0,
 			       per_cpu(x86_cpu_to_apicid, cpu));
 }
@@ -558,6 +599,18 @@ __visible bool __pvlock_vcpu_is_preempted(long cpu)
 }
 
 PV_CALLEE_SAVE_REGS_THUNK(__pvlock_vcpu_is_preempted);
+
+bool pvlock_area_sample(unsigned int cpu, u8 *preempted, u32 *preempt_seq)
+{
+	struct pvlock_vcpu_area *a = READ_ONCE(per_cpu(pvlock_area_of, cpu));
+
+	if (!a)
+		return false;
+	/* host-written: two reads that may straddle a preemption, which is fine */
+	*preempted = READ_ONCE(a->preempted);
+	*preempt_seq = READ_ONCE(a->preempt_seq);
+	return true;
+}
 
 /*
  * A confidential guest's memory is encrypted: the host could only write
