@@ -1,7 +1,9 @@
 # The PV path end to end (issues 3 and 4): pvlock guests under the patched KVM in
 # the nested lab, the kvm.pvlock=0 fallback, a hostile host, and a negative control.
 ## nested-test     L1 with the patched (then a hostile) KVM runs pvlock L2 guests: ABI detected,
-##                 locktorture clean, host counters moving; kvm.pvlock=0 and the hostile host fall back
+##                 locktorture clean, host counters moving; kvm.pvlock=0 and the hostile host fall back;
+##                 then a pvlock guest kexecs into a kernel that finds its old areas untouched, and
+##                 one that kept them registered must be caught (issue 16)
 ## nested-contention  (slower tier, ~6 min) lock:contention_* and perf lock contention in pvlock and
 ##                 upstream L2 guests on the patched KVM, with a lock-per-thread control that must fail
 ## nested-stock    (slower tier, ~5 min) L1 with Debian's stock KVM: a pvlock L2 guest in stock-host
@@ -21,7 +23,7 @@
 TEST_TARGETS += nested-test
 
 nested-test:
-	$(TOP)/selftests/nested/run patched hostile
+	$(TOP)/selftests/nested/run patched hostile kexec
 
 nested-contention:
 	$(TOP)/selftests/nested/run contention

@@ -12,12 +12,17 @@
  *   /sys/kernel/debug/pvlock/areas   the shared areas as the host last wrote
  *                                    them, one line per online CPU:
  *                                    "cpu=N registered=0|1 preempted=F
- *                                    preempt_seq=S" (the last two only when
- *                                    registered): a reader that samples
+ *                                    preempt_seq=S gpa=0x..." (the last
+ *                                    three only when registered): a reader
+ *                                    that samples
  *                                    preempt_seq twice sees whether the host
  *                                    publishes into the area (the nested
  *                                    lab's check that a migrated guest's
  *                                    areas were restored)
+ *   /sys/kernel/debug/pvlock/watch   with pvlock_test_watch= (below): the
+ *                                    watched addresses, and whether anyone
+ *                                    wrote into them since this kernel
+ *                                    filled them with a pattern
  *
  * A run is one line of key=value words, every one optional:
  *   algo=<name>|all   all = every selectable algorithm, then spinlock;
@@ -56,6 +61,8 @@
 #include <linux/kcsan-checks.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/memblock.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -414,14 +421,15 @@ DEFINE_SHOW_ATTRIBUTE(waits);
 static int areas_show(struct seq_file *m, void *v)
 {
 	unsigned int cpu;
+	phys_addr_t gpa;
 	u32 seq;
 	u8 flags;
 
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		if (pvlock_area_sample(cpu, &flags, &seq))
-			seq_printf(m, "cpu=%u registered=1 preempted=%u preempt_seq=%u\n",
-				   cpu, flags, seq);
+		if (pvlock_area_sample(cpu, &flags, &seq, &gpa))
+			seq_printf(m, "cpu=%u registered=1 preempted=%u preempt_seq=%u gpa=%pa\n",
+				   cpu, flags, seq, &gpa);
 		else
 			seq_printf(m, "cpu=%u registered=0\n", cpu);
 	}
@@ -429,6 +437,94 @@ static int areas_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(areas);
+
+/*
+ * pvlock_test_watch=PA[,PA...]: testing only, the nested lab's kexec case.
+ * The guest-physical addresses of the shared areas a previous kernel had
+ * registered before it kexec'd into this one (booted with pvlock=off, so it
+ * registers none of its own). They are reserved before anything can be
+ * allocated there, filled with a pattern once the kernel is up, and
+ * /sys/kernel/debug/pvlock/watch tells whether any byte of them changed
+ * since: a host still writing "preempted" or preempt_seq into an area the
+ * previous kernel left registered changes them at the vCPU's next
+ * preemption, where a real kernel would have put its own data.
+ */
+#define WATCH_MAX	64
+#define WATCH_PATTERN	0x5a
+
+static phys_addr_t watch_pa[WATCH_MAX];
+static unsigned int watch_nr;
+static bool watch_bad_arg;
+
+static int __init watch_parse(char *arg)
+{
+	char *word;
+	u64 pa;
+
+	while ((word = strsep(&arg, ",")) != NULL) {
+		if (watch_nr == WATCH_MAX || kstrtou64(word, 0, &pa) ||
+		    !IS_ALIGNED(pa, PVLOCK_AREA_SIZE)) {
+			pr_err("pvlock_test_watch: '%s' is not a 64-byte aligned address, or more than %d\n",
+			       word, WATCH_MAX);
+			watch_bad_arg = true;
+			return -EINVAL;
+		}
+		memblock_reserve(pa, PVLOCK_AREA_SIZE);
+		watch_pa[watch_nr++] = pa;
+	}
+	return 0;
+}
+early_param("pvlock_test_watch", watch_parse);
+
+/* An address this kernel maps as RAM (its direct map covers it). */
+static void *watch_area(phys_addr_t pa)
+{
+	unsigned long pfn = PHYS_PFN(pa);
+
+	return pfn_valid(pfn) && page_is_ram(pfn) ? phys_to_virt(pa) : NULL;
+}
+
+static void __init watch_fill(void)
+{
+	unsigned int i;
+	void *va;
+
+	for (i = 0; i < watch_nr; i++) {
+		va = watch_area(watch_pa[i]);
+		if (va)
+			memset(va, WATCH_PATTERN, PVLOCK_AREA_SIZE);
+	}
+}
+
+static int watch_show(struct seq_file *m, void *v)
+{
+	unsigned int i, j, intact = 0, changed = 0, unmapped = 0;
+	const u8 *va;
+
+	for (i = 0; i < watch_nr; i++) {
+		va = watch_area(watch_pa[i]);
+		if (!va) {
+			unmapped++;
+			seq_printf(m, "pa=%pa state=not-ram\n", &watch_pa[i]);
+			continue;
+		}
+		for (j = 0; j < PVLOCK_AREA_SIZE; j++)
+			if (READ_ONCE(va[j]) != WATCH_PATTERN)
+				break;
+		if (j == PVLOCK_AREA_SIZE) {
+			intact++;
+			seq_printf(m, "pa=%pa state=intact\n", &watch_pa[i]);
+		} else {
+			changed++;
+			seq_printf(m, "pa=%pa state=changed first_offset=%u bytes=%8ph\n",
+				   &watch_pa[i], j, va);
+		}
+	}
+	seq_printf(m, "watched=%u intact=%u changed=%u not_ram=%u bad_arg=%d\n",
+		   watch_nr, intact, changed, unmapped, watch_bad_arg);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(watch);
 
 static int __init pvlock_bench_init(void)
 {
@@ -442,6 +538,10 @@ static int __init pvlock_bench_init(void)
 	debugfs_create_file("bench", 0600, dir, NULL, &bench_fops);
 	debugfs_create_file("waits", 0444, dir, NULL, &waits_fops);
 	debugfs_create_file("areas", 0444, dir, NULL, &areas_fops);
+	if (watch_nr || watch_bad_arg) {
+		watch_fill();
+		debugfs_create_file("watch", 0444, dir, NULL, &watch_fops);
+	}
 	return 0;
 }
 late_initcall(pvlock_bench_init);

@@ -36,8 +36,9 @@ void pvlock_wait_counts(struct pvlock_wait_stats *sum);
 /*
  * What CPU @cpu's shared area holds now, as the host last wrote it: false if
  * the CPU has no area registered (pvlock off, stock-host mode, CPU offline),
- * else true with its preempted flags and preempt_seq.
+ * else true with its preempted flags, preempt_seq and guest-physical address.
  */
-bool pvlock_area_sample(unsigned int cpu, u8 *preempted, u32 *preempt_seq);
+bool pvlock_area_sample(unsigned int cpu, u8 *preempted, u32 *preempt_seq,
+			phys_addr_t *gpa);
 
 #endif /* PVLOCK_KERNEL_H */

@@ -600,7 +600,8 @@ __visible bool __pvlock_vcpu_is_preempted(long cpu)
 
 PV_CALLEE_SAVE_REGS_THUNK(__pvlock_vcpu_is_preempted);
 
-bool pvlock_area_sample(unsigned int cpu, u8 *preempted, u32 *preempt_seq)
+bool pvlock_area_sample(unsigned int cpu, u8 *preempted, u32 *preempt_seq,
+			phys_addr_t *gpa)
 {
 	struct pvlock_vcpu_area *a = READ_ONCE(per_cpu(pvlock_area_of, cpu));
 
@@ -609,6 +610,7 @@ bool pvlock_area_sample(unsigned int cpu, u8 *preempted, u32 *preempt_seq)
 	/* host-written: two reads that may straddle a preemption, which is fine */
 	*preempted = READ_ONCE(a->preempted);
 	*preempt_seq = READ_ONCE(a->preempt_seq);
+	*gpa = slow_virt_to_phys(a);	/* what REGISTER passed */
 	return true;
 }
 
@@ -669,6 +671,21 @@ static int __init pvlock_areas_share(void)
  */
 static atomic_t pvlock_off_visited, pvlock_off_unregistered, pvlock_off_refused;
 
+/*
+ * pvlock_test_keep_areas: testing only, the negative control of the nested
+ * lab's kexec case. The reboot notifier leaves every area registered (and
+ * says so), as a guest without it would: the next kernel must then find the
+ * host writing into them.
+ */
+static bool pvlock_test_keep_areas __ro_after_init;
+
+static int __init pvlock_test_keep_areas_parse(char *arg)
+{
+	pvlock_test_keep_areas = true;
+	return 0;
+}
+early_param("pvlock_test_keep_areas", pvlock_test_keep_areas_parse);
+
 static void pvlock_area_off_ipi(void *unused)
 {
 	long ret = pvlock_area_unregister();
@@ -687,6 +704,10 @@ static int pvlock_reboot_notify(struct notifier_block *nb, unsigned long code,
 			  code == SYS_POWER_OFF ? "power-off" : "halt";
 	unsigned int online;
 
+	if (pvlock_test_keep_areas) {
+		pr_info("%s: shared areas kept registered (pvlock_test_keep_areas)\n", why);
+		return NOTIFY_DONE;
+	}
 	cpus_read_lock();
 	WRITE_ONCE(pvlock_areas_closed, true);
 	on_each_cpu(pvlock_area_off_ipi, NULL, 1);
