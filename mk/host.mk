@@ -6,7 +6,8 @@
 ## host-selftests      boot L1 with the patched KVM and run those selftests (TAP in $(HOST_LAB_OUT)/selftests)
 ## host-negative       boot L1 with the broken KVM (drops kicks, ignores the CPUID bit, stale area, RAX overwritten, INIT kept, IF=0 wake): passes only if pvlock_test catches it
 ## host-selftests-stock  the same selftests on L1's stock KVM (pvlock_test must skip, the rest pass)
-## host-selftests-full  slower tier: every x86_64 KVM selftest on stock and patched KVM, compared
+## host-selftests-full  slower tier: every x86_64 KVM selftest on stock and patched KVM, compared,
+##                     in resumable parts (scripts/host/selftests-full)
 ## host-test           the host tier of make test: host-checkpatch + host-selftests + host-negative
 
 HOST_SCRIPTS := $(TOP)/scripts/host
@@ -62,14 +63,11 @@ host-selftests-stock: host-selftests-build
 	$(HOST_L1_RUN) --timeout $(HOST_L1_TIMEOUT) --out $(HOST_LAB_OUT)/stock \
 		-- $(HOST_PAYLOAD) --stock
 
-host-selftests-full: host-modules
-	$(HOST_SCRIPTS)/build-selftests --all
-	-$(HOST_L1_RUN) --timeout 3600 --out $(HOST_LAB_OUT)/full-stock \
-		-- $(HOST_PAYLOAD) --all --stock
-	-$(HOST_L1_RUN) --kvm-modules $(HOST_MODULES) --timeout 3600 \
-		--out $(HOST_LAB_OUT)/full-patched -- $(HOST_PAYLOAD) --all
-	$(HOST_SCRIPTS)/compare-tap $(HOST_LAB_OUT)/full-stock/last/out/host-selftests.tap \
-		$(HOST_LAB_OUT)/full-patched/last/out/host-selftests.tap
+# In HOST_FULL_PARTS parts (default 8), one L1 boot per part and KVM, resumable: run it
+# again after an interruption and the finished parts are kept (HOST_FULL_ONLY=K: part K).
+host-selftests-full:
+	HOST_LAB_OUT=$(HOST_LAB_OUT) $(HOST_SCRIPTS)/selftests-full \
+		$(if $(HOST_FULL_ONLY),--only $(HOST_FULL_ONLY))
 
 host-test:
 	$(HOST_SCRIPTS)/test-tier

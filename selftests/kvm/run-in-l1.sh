@@ -4,13 +4,17 @@
 # Payload for scripts/lab/l1-run: run the host's KVM selftests inside L1 (the
 # patched kvm.ko/kvm-amd.ko already loaded) and write TAP to $LAB_OUT.
 #
-#   run-in-l1.sh [--build DIR] [--all] [--stock] [--expect-fail "case ..."] [--no-trace]
+#   run-in-l1.sh [--build DIR] [--all [--part K/N]] [--stock] [--expect-fail "case ..."]
+#                [--no-trace]
 #
 #   default        x86_64/pvlock_test and the upstream tests of the same area
 #                  (x86_64/kvm_pv_test, steal_time, kvm_binary_stats_test),
 #                  with the kvm_pvlock_* tracepoints counted while they run
-#   --all          every selftest in $BUILD/host/selftests/tests.list (the
+#   --all          every selftest in $BUILD/host/selftests/tests-all.list (the
 #                  slower tier: build with scripts/host/build-selftests --all)
+#   --part K/N     with --all, only the K-th of N parts: the programs at
+#                  positions K, K+N, K+2N... of the list (scripts/host/selftests-full
+#                  runs the parts in separate L1 boots, resumably)
 #   --stock        L1 runs its stock KVM: pvlock_test must skip (stock host:
 #                  QUERY = -KVM_ENOSYS), every other test must pass
 #   --expect-fail  negative control: pass only if pvlock_test fails exactly
@@ -27,10 +31,12 @@ all=0
 expect_fail=
 stock=0
 trace=1
+part=1/1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) build=$2; shift 2 ;;
 	--all) all=1; shift ;;
+	--part) part=$2; shift 2 ;;
 	--expect-fail) expect_fail=$2; shift 2 ;;
 	--stock) stock=1; trace=0; shift ;;
 	--no-trace) trace=0; shift ;;
@@ -50,8 +56,21 @@ if [ ! -x "$bin/x86_64/pvlock_test" ]; then
 	exit 1
 fi
 
+part_k=${part%/*} part_n=${part#*/}
+case "$part_k/$part_n" in
+*[!0-9/]* | /* | */ | */*/*) echo "run-in-l1.sh: --part takes K/N, not '$part'" >&2; exit 2 ;;
+esac
+if [ "$part_k" -lt 1 ] || [ "$part_k" -gt "$part_n" ]; then
+	echo "run-in-l1.sh: --part $part: K must be 1..N" >&2
+	exit 2
+fi
 if [ "$all" = 1 ]; then
-	tests=$(cat "$bin/tests.list")
+	if [ ! -s "$bin/tests-all.list" ]; then
+		say "no $bin/tests-all.list: run scripts/host/build-selftests --all first"
+		exit 1
+	fi
+	tests=$(tr ' ' '\n' <"$bin/tests-all.list" | sed '/^$/d' |
+		awk -v k="$part_k" -v n="$part_n" '(NR - k) % n == 0')
 else
 	tests="x86_64/pvlock_test x86_64/kvm_pv_test steal_time kvm_binary_stats_test"
 fi
