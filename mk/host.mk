@@ -63,7 +63,7 @@ host-selftests-stock: host-selftests-build
 	$(HOST_L1_RUN) --timeout $(HOST_L1_TIMEOUT) --out $(HOST_LAB_OUT)/stock \
 		-- $(HOST_PAYLOAD) --stock
 
-# In HOST_FULL_PARTS parts (default 8), one L1 boot per part and KVM, resumable: run it
+# In HOST_FULL_PARTS parts (default 12), one L1 boot per part and KVM, resumable: run it
 # again after an interruption and the finished parts are kept (HOST_FULL_ONLY=K: part K).
 host-selftests-full:
 	HOST_LAB_OUT=$(HOST_LAB_OUT) $(HOST_SCRIPTS)/selftests-full \
