@@ -22,7 +22,8 @@
  *   /sys/kernel/debug/pvlock/watch   with pvlock_test_watch= (below): the
  *                                    watched addresses, and whether anyone
  *                                    wrote into them since this kernel
- *                                    filled them with a pattern
+ *                                    filled them with a pattern ("in-use":
+ *                                    this kernel's own memory, not watched)
  *
  * A run is one line of key=value words, every one optional:
  *   algo=<name>|all   all = every selectable algorithm, then spinlock;
@@ -453,9 +454,17 @@ DEFINE_SHOW_ATTRIBUTE(areas);
 #define WATCH_PATTERN	0x5a
 
 static phys_addr_t watch_pa[WATCH_MAX];
+static bool watch_in_use[WATCH_MAX];
 static unsigned int watch_nr;
 static bool watch_bad_arg;
 
+/*
+ * On x86 early parameters are parsed before e820__memblock_setup(), after
+ * early_reserve_memory() has reserved this kernel's image, its initrd and
+ * the setup data: an address already reserved then is this kernel's own
+ * (the initrd is even freed to the page allocator later, whatever else
+ * reserved it), so it is neither reserved again nor filled, only reported.
+ */
 static int __init watch_parse(char *arg)
 {
 	char *word;
@@ -469,7 +478,9 @@ static int __init watch_parse(char *arg)
 			watch_bad_arg = true;
 			return -EINVAL;
 		}
-		memblock_reserve(pa, PVLOCK_AREA_SIZE);
+		if (memblock_is_region_reserved(pa, PVLOCK_AREA_SIZE) ||
+		    memblock_reserve(pa, PVLOCK_AREA_SIZE))
+			watch_in_use[watch_nr] = true;
 		watch_pa[watch_nr++] = pa;
 	}
 	return 0;
@@ -490,7 +501,7 @@ static void __init watch_fill(void)
 	void *va;
 
 	for (i = 0; i < watch_nr; i++) {
-		va = watch_area(watch_pa[i]);
+		va = watch_in_use[i] ? NULL : watch_area(watch_pa[i]);
 		if (va)
 			memset(va, WATCH_PATTERN, PVLOCK_AREA_SIZE);
 	}
@@ -498,10 +509,15 @@ static void __init watch_fill(void)
 
 static int watch_show(struct seq_file *m, void *v)
 {
-	unsigned int i, j, intact = 0, changed = 0, unmapped = 0;
+	unsigned int i, j, intact = 0, changed = 0, unmapped = 0, in_use = 0;
 	const u8 *va;
 
 	for (i = 0; i < watch_nr; i++) {
+		if (watch_in_use[i]) {
+			in_use++;
+			seq_printf(m, "pa=%pa state=in-use\n", &watch_pa[i]);
+			continue;
+		}
 		va = watch_area(watch_pa[i]);
 		if (!va) {
 			unmapped++;
@@ -516,12 +532,12 @@ static int watch_show(struct seq_file *m, void *v)
 			seq_printf(m, "pa=%pa state=intact\n", &watch_pa[i]);
 		} else {
 			changed++;
-			seq_printf(m, "pa=%pa state=changed first_offset=%u bytes=%8ph\n",
+			seq_printf(m, "pa=%pa state=changed first_offset=%u first_8_bytes=%8ph\n",
 				   &watch_pa[i], j, va);
 		}
 	}
-	seq_printf(m, "watched=%u intact=%u changed=%u not_ram=%u bad_arg=%d\n",
-		   watch_nr, intact, changed, unmapped, watch_bad_arg);
+	seq_printf(m, "watched=%u intact=%u changed=%u not_ram=%u in_use=%u bad_arg=%d\n",
+		   watch_nr, intact, changed, unmapped, in_use, watch_bad_arg);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(watch);
@@ -537,10 +553,11 @@ static int __init pvlock_bench_init(void)
 	debugfs_create_file("algos", 0444, dir, NULL, &algos_fops);
 	debugfs_create_file("bench", 0600, dir, NULL, &bench_fops);
 	debugfs_create_file("waits", 0444, dir, NULL, &waits_fops);
-	debugfs_create_file("areas", 0444, dir, NULL, &areas_fops);
+	/* root only: they show guest-physical addresses */
+	debugfs_create_file("areas", 0400, dir, NULL, &areas_fops);
 	if (watch_nr || watch_bad_arg) {
 		watch_fill();
-		debugfs_create_file("watch", 0444, dir, NULL, &watch_fops);
+		debugfs_create_file("watch", 0400, dir, NULL, &watch_fops);
 	}
 	return 0;
 }

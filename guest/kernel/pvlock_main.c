@@ -318,13 +318,19 @@ static inline long pvlock_hc(unsigned long op, unsigned long a1)
 static DEFINE_PER_CPU(struct pvlock_wait_stats, pvlock_wait_count);
 
 /*
- * Kicks sent to each CPU, counted by the kicker once its KICK call has
- * returned (the host has then either woken the target's wait or left the
- * kick pending for its next one). Read by the target only, to classify a
- * wait that its bound ended. One remote atomic per kick, beside the exit the
- * kick costs anyway.
+ * Kicks sent to each CPU, counted by the kicker before its KICK call (begun)
+ * and once the call has returned (done: the host has then either woken the
+ * target's wait or left the kick pending for its next one). Read by the
+ * target only, to classify a wait that its bound ended. Two remote atomics
+ * per kick, beside the exit the kick costs anyway; in a line of their own,
+ * so that kickers do not bounce the target's other per-CPU data.
  */
-static DEFINE_PER_CPU(atomic_t, pvlock_kicks_to);
+struct pvlock_kick_count {
+	atomic_t begun;
+	atomic_t done;
+};
+
+static DEFINE_PER_CPU_ALIGNED(struct pvlock_kick_count, pvlock_kicks_to);
 
 void pvlock_wait_counts(struct pvlock_wait_stats *sum)
 {
@@ -343,27 +349,30 @@ void pvlock_wait_counts(struct pvlock_wait_stats *sum)
 
 /*
  * The bound ended a wait whose condition is gone: the waker changed *ptr,
- * and its kick did not end the wait. @sent is this CPU's pvlock_kicks_to as
+ * and its kick did not end the wait. @begun is this CPU's kicks begun as
  * read before the wait. Either the kick is late, or it was lost:
  *  - it came after the bound fired: the host holds it pending, and a wait
  *    with a zero bound takes it at once (WAKE_KICK). Taking it here also
  *    keeps it from ending this CPU's next wait for nothing;
  *  - it is not sent yet (the waker was preempted between its store and its
- *    KICK, the common case when vCPUs are overcommitted): no kick to this
- *    CPU has completed since @sent, and none is pending;
- *  - a kick to this CPU completed after @sent (pvlock_k_kick() counts it
- *    after the call returns), did not end the wait, and is not pending: the
- *    host lost it, or gave it to another vCPU. Only this is a lost kick.
- * The count is read before the zero-bound wait: a kick completing in
- * between is pending by then, and counted late, as it is. A kick whose
- * waker has not counted it yet is counted late even if it was lost: lost
- * kicks are a lower bound, never inflated by a waker's preemption.
+ *    KICK, the common case when vCPUs are overcommitted);
+ *  - a kick that began after the wait did (more kicks done now than had
+ *    begun then: at least one of the done ones began later) completed
+ *    without ending the wait, and is not pending: the host lost it, or gave
+ *    it to another vCPU. Only this is a lost kick.
+ * A kick that began before the wait and completes during it (its waker
+ * preempted between the call and its count) is not taken for one of this
+ * wait's: it woke an earlier wait, or is pending. The done count is read
+ * before the zero-bound wait: a kick completing in between is pending by
+ * then, and counted late, as it is. A kick whose waker has not counted it
+ * done yet is counted late even if it was lost: lost kicks are a lower
+ * bound, never raised by a waker's preemption.
  */
-static void pvlock_count_missed_kick(int sent)
+static void pvlock_count_missed_kick(int begun)
 {
-	bool completed = atomic_read(this_cpu_ptr(&pvlock_kicks_to)) != sent;
+	int done = atomic_read(&this_cpu_ptr(&pvlock_kicks_to)->done);
 
-	if (pvlock_hc(PVLOCK_OP_WAIT, 0) == PVLOCK_WAKE_KICK || !completed)
+	if (pvlock_hc(PVLOCK_OP_WAIT, 0) == PVLOCK_WAKE_KICK || done - begun <= 0)
 		this_cpu_inc(pvlock_wait_count.late_kicks);
 	else
 		this_cpu_inc(pvlock_wait_count.lost_kicks);
@@ -387,7 +396,7 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 {
 	unsigned long flags;
 	long ret;
-	int sent;
+	int begun;
 
 	if (in_nmi() || !(pvlock_host || pvlock_stock)) {
 		cpu_relax();
@@ -396,8 +405,8 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 
 	flags = arch_local_save_flags();
 	raw_local_irq_disable();
-	/* before the call: what a kick sent during this wait adds to (above) */
-	sent = atomic_read(this_cpu_ptr(&pvlock_kicks_to));
+	/* before the call: the kicks begun so far (pvlock_count_missed_kick()) */
+	begun = atomic_read(&this_cpu_ptr(&pvlock_kicks_to)->begun);
 	if (READ_ONCE(*ptr) != val)
 		goto out;
 	if (pvlock_stock) {
@@ -420,18 +429,19 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 			     : "memory");
 	}
 	/*
-	 * After the STI'd call interrupts may be on: this_cpu_inc() is one
-	 * %gs-relative instruction, safe against them. A wake-up at the bound
-	 * whose condition is gone is a kick that did not end the wait: late or
-	 * lost. (An interrupt handler that waits in between could take a late
-	 * kick first, and this one then be counted lost: the window is the
-	 * instructions from the call's return to here, with interrupts on only
-	 * after an STI'd call.)
+	 * After the STI'd call interrupts may be on: off again for the
+	 * counting, so that no interrupt handler's own wait takes a late kick
+	 * between the bound and pvlock_count_missed_kick() (this one would then
+	 * be counted lost); flags restores them. What is left is the window of
+	 * the instructions from the call's return to here. A wake-up at the
+	 * bound whose condition is gone is a kick that did not end the wait:
+	 * late or lost.
 	 */
+	raw_local_irq_disable();
 	this_cpu_inc(pvlock_wait_count.waits);
 	if (ret == PVLOCK_WAKE_TIMEOUT) {
 		if (READ_ONCE(*ptr) != val)
-			pvlock_count_missed_kick(sent);
+			pvlock_count_missed_kick(begun);
 		else
 			this_cpu_inc(pvlock_wait_count.timeouts);
 	}
@@ -444,9 +454,16 @@ void pvlock_k_kick(u32 cpu)
 	if (cpu >= nr_cpu_ids)
 		return;
 	if (pvlock_host) {
+		struct pvlock_kick_count *c = per_cpu_ptr(&pvlock_kicks_to, cpu);
+
+		/*
+		 * Around the call: see pvlock_count_missed_kick(). Both
+		 * increments are locked instructions and VMCALL serializes:
+		 * on x86 the three are seen in this order.
+		 */
+		atomic_inc(&c->begun);
 		pvlock_hc(PVLOCK_OP_KICK, per_cpu(x86_cpu_to_apicid, cpu));
-		/* after the call: see pvlock_count_missed_kick() */
-		atomic_inc(per_cpu_ptr(&pvlock_kicks_to, cpu));
+		atomic_inc(&c->done);
 	} else if (pvlock_stock)	/* a0: flags, none defined; a1: the APIC ID */
 		kvm_hypercall2(KVM_HC_KICK_CPU, 0,
 			       per_cpu(x86_cpu_to_apicid, cpu));

@@ -56,10 +56,12 @@ if [ ! -x "$bin/x86_64/pvlock_test" ]; then
 	exit 1
 fi
 
-part_k=${part%/*} part_n=${part#*/}
-case "$part_k/$part_n" in
-*[!0-9/]* | /* | */ | */*/*) echo "run-in-l1.sh: --part takes K/N, not '$part'" >&2; exit 2 ;;
+case "$part" in
+*[!0-9/]* | /* | */ | */*/* | 0* | */0*) echo "run-in-l1.sh: --part takes K/N, not '$part'" >&2; exit 2 ;;
+*/*) ;;
+*) echo "run-in-l1.sh: --part takes K/N, not '$part'" >&2; exit 2 ;;
 esac
+part_k=${part%/*} part_n=${part#*/}
 if [ "$part_k" -lt 1 ] || [ "$part_k" -gt "$part_n" ]; then
 	echo "run-in-l1.sh: --part $part: K must be 1..N" >&2
 	exit 2
