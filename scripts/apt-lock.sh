@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # Sourced by every script of the project that runs apt (scripts/install-deps, the
-# deb-src and source fetches of scripts/qemu/build-qemu and scripts/host/lib.sh).
+# deb-src and source fetches of scripts/qemu/build-qemu and scripts/host/lib.sh, the
+# kexec-tools fetch of scripts/guest/build-initramfs).
 #
 # apt_lock: take the project's apt lock on fd 9 and hold it until the calling shell or
 # subshell exits. apt's own locks are taken per command and not waited for by
@@ -24,4 +25,19 @@ apt_lock() {
 	flock -w "$PVLOCK_APT_WAIT" 9 && return 0
 	echo "apt-lock: $PVLOCK_APT_LOCK still held after ${PVLOCK_APT_WAIT}s; giving up" >&2
 	return 1
+}
+
+# apt_download PKG DIR: PKG's .deb (PKG may be name=version) fetched into DIR by
+# apt-get download under the project's apt lock; installs nothing. When the lists do
+# not name it (a fresh machine, or a version the archive has moved to since the last
+# update) it tries once more after an apt-get update. apt's output is in DIR/apt.log;
+# the status is apt's.
+apt_download() {
+	(
+		apt_lock || exit 1
+		cd "$2" || exit 1
+		apt-get download -q "$1" >apt.log 2>&1 && exit 0
+		apt-get update -qq >>apt.log 2>&1 || true
+		apt-get download -q "$1" >>apt.log 2>&1
+	)
 }

@@ -64,7 +64,7 @@ struct BackoffTicket : TicketWord<P> {
 	static inline u32 start_delay(const LockWord *l)
 	{
 		bool hit;
-		LockHashEntry &e = Delays::entry(l, &hit);
+		LockHashEntry &e = Delays::entry(l, &hit, tunables.delay_slots);
 
 		if (e.value == 0)
 			return tunables.min_delay;
@@ -117,7 +117,7 @@ private:
 		}
 
 		bool hit;
-		LockHashEntry &e = Delays::entry(l, &hit);
+		LockHashEntry &e = Delays::entry(l, &hit, tunables.delay_slots);
 
 		Delays::store(l, e, delay);
 	}

@@ -67,11 +67,16 @@ template <typename P, typename Tag>
 struct LockHash {
 	struct Table : LockHashTable {};
 
-	static inline LockHashEntry &entry(const LockWord *l, bool *hit)
+	/*
+	 * slots: how many of the table's slots are used (a power of two,
+	 * 1..lock_hash_slots); fewer slots, more locks share an entry.
+	 */
+	static inline LockHashEntry &entry(const LockWord *l, bool *hit,
+					   u32 slots = lock_hash_slots)
 	{
 		u32 h = lock_hash(l) | 1;	/* never 0, the empty tag */
-		LockHashEntry &e =
-			P::template percpu<Table>(P::this_cpu()).slot[lock_hash_slot(h)];
+		LockHashEntry &e = P::template percpu<Table>(P::this_cpu())
+					   .slot[lock_hash_slot(h) & (slots - 1)];
 
 		*hit = e.tag == h;
 		return e;

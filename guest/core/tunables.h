@@ -43,6 +43,13 @@ struct Tunables {
 	u8 deep_waiter;
 	/* backoff: collision policy of the per-CPU delay table */
 	Collision collision;
+	/*
+	 * backoff: slots of the delay table in use (a power of two, 1..64).
+	 * 1 is seed 004's first version, one delay per CPU for every lock
+	 * (with use_stored: shared; with use_min: reset whenever the lock
+	 * changes); 64 is the hashed table. The seed's mixed-hold experiment.
+	 */
+	u32 delay_slots;
 	/* backoff / preemptable ticket: delay bounds, in relax() calls */
 	u32 min_delay;
 	u32 max_delay;
@@ -57,13 +64,14 @@ constexpr Tunables default_tunables = {
 	/* .halt_deep_waiters = */ true,
 	/* .deep_waiter = */ 3,
 	/* .collision = */ Collision::use_min,
+	/* .delay_slots = */ 64,
 	/* .min_delay = */ 1,
 	/* .max_delay = */ 16000,
 };
 
 /* The keys tunable_set() takes, for the messages that list them. */
 constexpr char tunable_keys[] =
-	"yield steal steal_spins halt_deep spin check deep collision";
+	"yield steal steal_spins halt_deep spin check deep collision delay_slots";
 
 /*
  * Set one knob by name, for boot parameters and command lines:
@@ -72,6 +80,7 @@ constexpr char tunable_keys[] =
  *   halt_deep   halt_deep_waiters (0/1)  spin       spin_threshold (>= 1)
  *   check       preempt_check_mask (2^n - 1)
  *   deep        deep_waiter (1..255)     collision  0 use_min, 1 use_stored
+ *   delay_slots delay_slots (1, 2, 4, .. 64)
  * Returns false, changing nothing, for an unknown key or a value out of range.
  */
 static inline bool tunable_set(Tunables &t, const char *key, u32 value)
@@ -102,6 +111,8 @@ static inline bool tunable_set(Tunables &t, const char *key, u32 value)
 		t.deep_waiter = static_cast<u8>(value);
 	else if (is("collision") && value <= 1)
 		t.collision = value ? Collision::use_stored : Collision::use_min;
+	else if (is("delay_slots") && value >= 1 && value <= 64 && !(value & (value - 1)))
+		t.delay_slots = value;
 	else
 		return false;
 	return true;

@@ -22,7 +22,8 @@ bool pvlock_host_ok(void);
  * with the condition still holding (timeouts) or with it gone, the waker's
  * kick not ending the wait: sent after the bound fired or not sent yet
  * (late_kicks: the waker was slow, e.g. preempted before its kick), or sent
- * and never delivered (lost_kicks: a host or guest bug).
+ * and never delivered (lost_kicks: a host or guest bug). All zero without
+ * CONFIG_PVLOCK_STAT, which PVLOCK_BENCH selects.
  */
 struct pvlock_wait_stats {
 	u64 waits;

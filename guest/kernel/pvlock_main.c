@@ -314,16 +314,25 @@ static inline long pvlock_hc(unsigned long op, unsigned long a1)
  * *ptr and its kick did not end the wait. Those are told apart by
  * pvlock_count_missed_kick(). Only the path that has already made the
  * hypercall counts: nothing is added to a lock or unlock that does not wait.
+ * Only with CONFIG_PVLOCK_STAT: otherwise pvlock_stat_inc() and the kick
+ * counts below compile to nothing, and only the variables are left.
  */
 static DEFINE_PER_CPU(struct pvlock_wait_stats, pvlock_wait_count);
+
+#define pvlock_stat_inc(field)						\
+	do {								\
+		if (IS_ENABLED(CONFIG_PVLOCK_STAT))			\
+			this_cpu_inc(pvlock_wait_count.field);		\
+	} while (0)
 
 /*
  * Kicks sent to each CPU, counted by the kicker before its KICK call (begun)
  * and once the call has returned (done: the host has then either woken the
  * target's wait or left the kick pending for its next one). Read by the
  * target only, to classify a wait that its bound ended. Two remote atomics
- * per kick, beside the exit the kick costs anyway; in a line of their own,
- * so that kickers do not bounce the target's other per-CPU data.
+ * per kick, beside the exit the kick costs anyway (CONFIG_PVLOCK_STAT only);
+ * in a line of their own, so that kickers do not bounce the target's other
+ * per-CPU data.
  */
 struct pvlock_kick_count {
 	atomic_t begun;
@@ -332,11 +341,14 @@ struct pvlock_kick_count {
 
 static DEFINE_PER_CPU_ALIGNED(struct pvlock_kick_count, pvlock_kicks_to);
 
+/* Zero without CONFIG_PVLOCK_STAT (nothing counted). */
 void pvlock_wait_counts(struct pvlock_wait_stats *sum)
 {
 	unsigned int cpu;
 
 	memset(sum, 0, sizeof(*sum));
+	if (!IS_ENABLED(CONFIG_PVLOCK_STAT))
+		return;
 	for_each_possible_cpu(cpu) {
 		const struct pvlock_wait_stats *c = per_cpu_ptr(&pvlock_wait_count, cpu);
 
@@ -373,9 +385,9 @@ static void pvlock_count_missed_kick(int begun)
 	int done = atomic_read(&this_cpu_ptr(&pvlock_kicks_to)->done);
 
 	if (pvlock_hc(PVLOCK_OP_WAIT, 0) == PVLOCK_WAKE_KICK || done - begun <= 0)
-		this_cpu_inc(pvlock_wait_count.late_kicks);
+		pvlock_stat_inc(late_kicks);
 	else
-		this_cpu_inc(pvlock_wait_count.lost_kicks);
+		pvlock_stat_inc(lost_kicks);
 }
 
 /*
@@ -396,7 +408,7 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 {
 	unsigned long flags;
 	long ret;
-	int begun;
+	int begun = 0;
 
 	if (in_nmi() || !(pvlock_host || pvlock_stock)) {
 		cpu_relax();
@@ -406,7 +418,8 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 	flags = arch_local_save_flags();
 	raw_local_irq_disable();
 	/* before the call: the kicks begun so far (pvlock_count_missed_kick()) */
-	begun = atomic_read(&this_cpu_ptr(&pvlock_kicks_to)->begun);
+	if (IS_ENABLED(CONFIG_PVLOCK_STAT))
+		begun = atomic_read(&this_cpu_ptr(&pvlock_kicks_to)->begun);
 	if (READ_ONCE(*ptr) != val)
 		goto out;
 	if (pvlock_stock) {
@@ -414,7 +427,7 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 			halt();
 		else
 			raw_safe_halt();
-		this_cpu_inc(pvlock_wait_count.waits);
+		pvlock_stat_inc(waits);
 		goto out;
 	}
 	if (arch_irqs_disabled_flags(flags)) {
@@ -438,12 +451,12 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 	 * late or lost.
 	 */
 	raw_local_irq_disable();
-	this_cpu_inc(pvlock_wait_count.waits);
-	if (ret == PVLOCK_WAKE_TIMEOUT) {
+	pvlock_stat_inc(waits);
+	if (IS_ENABLED(CONFIG_PVLOCK_STAT) && ret == PVLOCK_WAKE_TIMEOUT) {
 		if (READ_ONCE(*ptr) != val)
 			pvlock_count_missed_kick(begun);
 		else
-			this_cpu_inc(pvlock_wait_count.timeouts);
+			pvlock_stat_inc(timeouts);
 	}
 out:
 	raw_local_irq_restore(flags);
@@ -455,15 +468,18 @@ void pvlock_k_kick(u32 cpu)
 		return;
 	if (pvlock_host) {
 		struct pvlock_kick_count *c = per_cpu_ptr(&pvlock_kicks_to, cpu);
+		bool stat = IS_ENABLED(CONFIG_PVLOCK_STAT);
 
 		/*
 		 * Around the call: see pvlock_count_missed_kick(). Both
 		 * increments are locked instructions and VMCALL serializes:
 		 * on x86 the three are seen in this order.
 		 */
-		atomic_inc(&c->begun);
+		if (stat)
+			atomic_inc(&c->begun);
 		pvlock_hc(PVLOCK_OP_KICK, per_cpu(x86_cpu_to_apicid, cpu));
-		atomic_inc(&c->done);
+		if (stat)
+			atomic_inc(&c->done);
 	} else if (pvlock_stock)	/* a0: flags, none defined; a1: the APIC ID */
 		kvm_hypercall2(KVM_HC_KICK_CPU, 0,
 			       per_cpu(x86_cpu_to_apicid, cpu));

@@ -9,7 +9,7 @@
  * per cell; scripts/bench-report turns the CSV into the seeds' tables, the
  * efficiency at Nx and a plot.
  *
- *   pvlock-bench [--cores N] [--levels 1,2,3,4] [--cs short,long]
+ *   pvlock-bench [--cores N] [--levels 1,2,3,4] [--cs short,long,mixed]
  *                [--duration-ms MS] [--repeats R] [--locks a,b,...]
  *                [--csv FILE] [--tune key=value ...]
  *
@@ -36,18 +36,25 @@ struct CsKind {
 	const char *name;
 	u32 cs_work;
 	u32 think_work;
+	u32 cs2_work;		/* a second lock (CellConfig::cs2_work) */
+	bool only_if_named;	/* run only when --cs names it */
 };
 
-/* ~0.1 us and ~2 us of work in the critical section. */
+/*
+ * ~0.1 us and ~2 us of work in the critical section; and seed 004's mixed
+ * case, both in one workload: each round takes a short-hold lock, then a
+ * long-hold one (--cs mixed, with the backoff variants below).
+ */
 const CsKind cs_kinds[] = {
-	{ "short", 30, 300 },
-	{ "long", 800, 300 },
+	{ "short", 30, 300, 0, false },
+	{ "long", 800, 300, 0, false },
+	{ "mixed", 30, 300, 800, true },
 };
 
 [[noreturn]] void usage(const char *why)
 {
 	fprintf(stderr, "pvlock-bench: %s\n"
-		"usage: pvlock-bench [--cores N] [--levels 1,2,3,4] [--cs short,long]\n"
+		"usage: pvlock-bench [--cores N] [--levels 1,2,3,4] [--cs short,long,mixed]\n"
 		"                    [--duration-ms MS] [--repeats R] [--locks a,b,...]\n"
 		"                    [--csv FILE] [--tune key=value ...]\n"
 		"--tune sets an algorithm knob for the whole run (guest/core/tunables.h:\n"
@@ -108,6 +115,11 @@ const Variant variants[] = {
 	{ "pvqueued-nodeep", "pvqueued", [](Tunables &t) { t.halt_deep_waiters = false; } },
 	{ "pvticket-noyield", "pvticket", [](Tunables &t) { t.directed_yield = false; } },
 	{ "backoff-stored", "backoff", [](Tunables &t) { t.collision = Collision::use_stored; } },
+	/* Seed 004's first version: one delay per CPU, shared by every lock. */
+	{ "backoff-single", "backoff", [](Tunables &t) {
+		t.delay_slots = 1;
+		t.collision = Collision::use_stored;
+	} },
 };
 
 /* Every lock, then every variant (only when asked for by --locks). */
@@ -220,7 +232,7 @@ int main(int argc, char **argv)
 	for (u32 r = 0; r < repeats; r++) {
 		for (u32 li = 0; li < nlevels; li++) {
 			for (const CsKind &cs : cs_kinds) {
-				if (!in_list(cs_list, cs.name))
+				if (cs_list ? !in_list(cs_list, cs.name) : cs.only_if_named)
 					continue;
 				fprintf(stderr, "  repeat %u/%u, %ux, %s critical section\n",
 					r + 1, repeats, levels[li], cs.name);
@@ -239,6 +251,7 @@ int main(int argc, char **argv)
 					cfg.duration_ms = duration_ms;
 					cfg.cs_work = cs.cs_work;
 					cfg.think_work = cs.think_work;
+					cfg.cs2_work = cs.cs2_work;
 					CellResult res = run_cell(ops, cfg);
 
 					tunables = saved;

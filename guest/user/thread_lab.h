@@ -4,8 +4,8 @@
  * the threaded tests and the benchmark (one harness, two users).
  *
  * run_cell() starts nthreads vCPU threads confined to the first ncores cores
- * (so nthreads / ncores is the overcommit), lets them contend on one lock for
- * duration_ms, then stops them and waits for them with a watchdog: a vCPU
+ * (so nthreads / ncores is the overcommit), lets them contend on one lock (or
+ * two, cs2_work) for duration_ms, then stops them and waits for them with a watchdog: a vCPU
  * that never comes back (a lost wake-up with unbounded waits) makes the cell
  * report hung instead of hanging the caller.
  */
@@ -30,6 +30,12 @@ struct CellConfig {
 	u32 duration_ms = 200;
 	u32 cs_work = 50;	/* loop iterations inside the critical section */
 	u32 think_work = 200;	/* loop iterations outside it */
+	/*
+	 * Nonzero: a second lock, held this long, taken after the first one
+	 * on every round (two contended locks with different hold times in one
+	 * workload: seed 004's mixed case). acquisitions counts both.
+	 */
+	u32 cs2_work = 0;
 	u32 watchdog_ms = 30000;
 };
 

@@ -47,17 +47,11 @@ source_tarball() {
 		"($KVER's): fetching that version"
 	rm -rf "$dir/$want" "$dir/tmp"
 	mkdir -p "$dir/tmp"
-	# Under the project's apt lock: the update below must not meet another checkout's.
-	(
-		apt_lock || exit 1
-		cd "$dir/tmp" || exit 1
-		apt-get download -q "linux-source-6.12=$want" >"$dir/apt.log" 2>&1 && exit 0
-		apt-get update -qq >>"$dir/apt.log" 2>&1 || true
-		apt-get download -q "linux-source-6.12=$want" >>"$dir/apt.log" 2>&1
-	) || die "apt-get download linux-source-6.12=$want failed (is deb.debian.org's" \
-		"bookworm-security in the apt sources? $dir/apt.log)"
+	apt_download "linux-source-6.12=$want" "$dir/tmp" ||
+		die "apt-get download linux-source-6.12=$want failed (is deb.debian.org's" \
+			"bookworm-security in the apt sources? $dir/tmp/apt.log)"
 	deb=$(ls "$dir"/tmp/linux-source-6.12_*.deb 2>/dev/null | head -n 1)
-	[ -n "$deb" ] || die "apt-get download gave no linux-source-6.12 .deb ($dir/apt.log)"
+	[ -n "$deb" ] || die "apt-get download gave no linux-source-6.12 .deb ($dir/tmp/apt.log)"
 	mkdir -p "$dir/$want.tmp"
 	dpkg-deb --fsys-tarfile "$deb" | tar -C "$dir/$want.tmp" -x ./usr/src/linux-source-6.12.tar.xz ||
 		die "no usr/src/linux-source-6.12.tar.xz in $deb"

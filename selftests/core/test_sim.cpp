@@ -1214,6 +1214,43 @@ TEST("backoff: colliding locks, both collision policies")
 	tunables = saved;
 }
 
+/* Seed 004's first version: one delay per CPU, whatever the lock. */
+TEST("backoff: delay_slots=1 shares one delay between every lock")
+{
+	static LockWord a;
+	using Delays = LockHash<SimPlatform, BackoffTicket<SimPlatform>>;
+	Tunables saved = tunables;
+	bool hit;
+
+	/* Two locks in different slots of the full table... */
+	static LockWord pool[256];
+	LockWord *other = nullptr;
+
+	for (LockWord &l : pool)
+		if (lock_hash_slot(lock_hash(&l) | 1) != lock_hash_slot(lock_hash(&a) | 1)) {
+			other = &l;
+			break;
+		}
+	EXPECT(other, "no lock in another slot");
+	tunables.collision = Collision::use_stored;
+	Delays::store(&a, Delays::entry(&a, &hit), 700);
+	EXPECT(BackoffTicket<SimPlatform>::start_delay(other) != 700,
+	       "64 slots: another slot's lock starts from a's delay");
+	/* ...share the only one with delay_slots=1. */
+	tunables.delay_slots = 1;
+	Delays::store(&a, Delays::entry(&a, &hit, 1), 900);
+	EXPECT(BackoffTicket<SimPlatform>::start_delay(other) == 900,
+	       "1 slot, use_stored: every lock starts from the last delay stored");
+	tunables.collision = Collision::use_min;
+	EXPECT(BackoffTicket<SimPlatform>::start_delay(other) == tunables.min_delay,
+	       "1 slot, use_min: another lock is a collision");
+	EXPECT(BackoffTicket<SimPlatform>::start_delay(&a) == 900, "1 slot: a's own delay");
+	Params p = overcommit(0);
+
+	expect_correct<BackoffTicket<SimPlatform>>(p);
+	tunables = saved;
+}
+
 TEST("preemptable ticket: the timeout unit adapts to the hold time")
 {
 	u32 unit[2];
@@ -1245,6 +1282,7 @@ TEST("tunables: set by name; unknown keys and bad values are refused")
 	EXPECT(tunable_set(t, "check", 63) && t.preempt_check_mask == 63, "check:63");
 	EXPECT(tunable_set(t, "collision", 1) && t.collision == Collision::use_stored,
 	       "collision:1");
+	EXPECT(tunable_set(t, "delay_slots", 1) && t.delay_slots == 1, "delay_slots:1");
 	Tunables before = t;
 
 	EXPECT(!tunable_set(t, "yieldx", 1), "unknown key accepted");
@@ -1253,6 +1291,9 @@ TEST("tunables: set by name; unknown keys and bad values are refused")
 	EXPECT(!tunable_set(t, "spin", 0), "spin:0 accepted");
 	EXPECT(!tunable_set(t, "check", 100), "check:100 (not 2^n - 1) accepted");
 	EXPECT(!tunable_set(t, "deep", 256), "deep:256 accepted");
+	EXPECT(!tunable_set(t, "delay_slots", 0), "delay_slots:0 accepted");
+	EXPECT(!tunable_set(t, "delay_slots", 3), "delay_slots:3 (not 2^n) accepted");
+	EXPECT(!tunable_set(t, "delay_slots", 128), "delay_slots:128 accepted");
 	EXPECT(!__builtin_memcmp(&before, &t, sizeof(t)), "a refused setting changed a knob");
 }
 
