@@ -1,7 +1,9 @@
 # The PV path end to end (issues 3 and 4): pvlock guests under the patched KVM in
 # the nested lab, the kvm.pvlock=0 fallback, a hostile host, and a negative control.
 ## nested-test     L1 with the patched (then a hostile) KVM runs pvlock L2 guests: ABI detected,
-##                 locktorture clean, host counters moving; kvm.pvlock=0 and the hostile host fall back;
+##                 locktorture clean, host counters moving; locktorture with CPU hotplug cycling, every
+##                 re-onlined CPU registered again (and a guest that does not must be caught);
+##                 kvm.pvlock=0 and the hostile host fall back;
 ##                 then a pvlock guest kexecs into a kernel that finds its old areas untouched, and
 ##                 one that kept them registered must be caught (issue 16)
 ## nested-contention  (slower tier, ~6 min) lock:contention_* and perf lock contention in pvlock and

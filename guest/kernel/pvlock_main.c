@@ -603,12 +603,34 @@ static long pvlock_area_unregister(void)
 }
 
 /*
+ * pvlock_test_online_noreg: testing only, the negative control of the nested
+ * lab's CPU-hotplug case. A CPU that comes online after boot does not register
+ * its area, as a guest that forgot re-registration would (the CPUs brought up
+ * at boot still register): once locktorture has cycled a CPU, the power-off
+ * line must count one area fewer unregistered.
+ */
+static bool pvlock_test_online_noreg __ro_after_init;
+
+static int __init pvlock_test_online_noreg_parse(char *arg)
+{
+	pvlock_test_online_noreg = true;
+	return 0;
+}
+early_param("pvlock_test_online_noreg", pvlock_test_online_noreg_parse);
+
+/*
  * A secondary CPU the host refuses still takes the lock correctly: it only
  * loses vcpu_is_preempted() (false) for itself.
  */
 static int pvlock_cpu_online(unsigned int cpu)
 {
-	long ret = pvlock_area_register();
+	long ret;
+
+	if (pvlock_test_online_noreg && system_state == SYSTEM_RUNNING) {
+		pr_info("cpu %u: shared area not registered (pvlock_test_online_noreg)\n", cpu);
+		return 0;
+	}
+	ret = pvlock_area_register();
 
 	if (ret)
 		pr_warn("cpu %u: shared area not registered (%ld)\n", cpu, ret);

@@ -79,6 +79,9 @@ static volatile uint64_t shared_flag;
 static volatile uint64_t shared_stop;
 static volatile uint64_t shared_spins;
 static volatile uint64_t shared_calls;
+/* memslot_change: a GPA the host asks the guest to REGISTER, and the answer */
+static volatile uint64_t shared_register_gpa;
+static volatile uint64_t shared_register_ret;
 
 /* ------------------------------------------------------------------ */
 /* Host helpers                                                        */
@@ -613,9 +616,20 @@ static void guest_memslot(uint64_t area_gpa)
 {
 	GUEST_ASSERT_EQ(op(PVLOCK_OP_REGISTER, area_gpa), 0);
 	GUEST_SYNC(0);
-	/* Spin, never touching the area, while the host moves its memslot. */
-	while (!shared_stop)
+	/*
+	 * Spin, never touching the area, while the host moves its memslot;
+	 * REGISTER again when the host names a new area (the ret store is
+	 * the host's signal that the call returned, so it comes last).
+	 */
+	while (!shared_stop) {
 		shared_spins++;
+		if (shared_register_gpa) {
+			uint64_t gpa = shared_register_gpa;
+
+			shared_register_gpa = 0;
+			shared_register_ret = op(PVLOCK_OP_REGISTER, gpa);
+		}
+	}
 	GUEST_DONE();
 }
 
@@ -664,6 +678,8 @@ static void test_memslot_change(void)
 	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_memslot);
 	volatile uint64_t *stop = HOST_PTR(vm, shared_stop);
 	volatile uint64_t *spins = HOST_PTR(vm, shared_spins);
+	volatile uint64_t *reg_gpa = HOST_PTR(vm, shared_register_gpa);
+	volatile uint64_t *reg_ret = HOST_PTR(vm, shared_register_ret);
 	volatile struct pvlock_vcpu_area *area;
 	uint64_t preempted, n;
 	int cpu = first_allowed_cpu(), stats;
@@ -709,6 +725,22 @@ static void test_memslot_change(void)
 	ksft_print_msg("memslot_change: %lu preemptions, the last %lu after the delete\n",
 		       fd_stat(stats, "pvlock_preempted", NULL, 0),
 		       fd_stat(stats, "pvlock_preempted", NULL, 0) - preempted);
+
+	/*
+	 * Re-registered in a new memslot at another GPA: publication resumes
+	 * there (the old GPA is in no memslot, so only the new REGISTER can
+	 * make the host write this memory).
+	 */
+	vm_userspace_mem_region_add(vm, VM_MEM_SRC_ANONYMOUS, AREA_GPA_AWAY, AREA_SLOT, 1, 0);
+	area = addr_gpa2hva(vm, AREA_GPA_AWAY);
+	*reg_ret = ~0ULL;
+	*reg_gpa = AREA_GPA_AWAY;
+	for (n = 0; *reg_ret == ~0ULL; n++) {
+		TEST_ASSERT(n < 10000, "the guest did not REGISTER its new area in 10 s");
+		usleep(1000);
+	}
+	TEST_ASSERT_EQ(*reg_ret, 0);
+	expect_published(area, "after it was registered again in a new memslot");
 	*stop = 1;
 	pthread_join(runner, NULL);
 	close(stats);
