@@ -13,13 +13,18 @@ running says why), the report's table from a fixture of its JSON and the debugfs
 agreement within the tolerance and failing beyond it (both directions), and a cell without its
 output saying "not run (why)"; make bench passing --pvlock-top, --no-pvlock-top and
 --pvlock-top-tool FILE; the guest script running dbench again once when it measured
-nothing. TAP output.
+nothing; whole runs on a fake lab (OVERCOMMIT_LAB: an l1-run that copies cell files): the
+report a run writes and a later --report-only DIR are the same bytes, and a run interrupted
+with cells pending resumes running only those. TAP output.
 """
+import csv
 import importlib.machinery
 import importlib.util
 import json
 import os
+import platform
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -162,6 +167,184 @@ def test_resume(d):
                        text=True, timeout=60)
     ok(p.returncode == 2 and "planned otherwise (repeats: 1, not 2)" in p.stderr,
        "a rerun with another plan into the same directory is refused, naming the difference")
+
+
+# --- a whole run without a VM: the fake lab ------------------------------------------------
+
+# scripts/lab/l1-run's stand-in (OVERCOMMIT_LAB): it "boots" by copying the cell files the test
+# made ($FAKE_CELLS) into the boot's attempt, as l1-cells would have written them, and logs the
+# cells it was given ($FAKE_LOG). FAKE_INTERRUPT=boot-NN: Ctrl-C while that boot's first guest
+# runs (the runner gets SIGINT and stops, killing this l1-run).
+FAKE_L1_RUN = """#!/usr/bin/env python3
+import os, shutil, signal, sys, time
+args = sys.argv[1:]
+out = args[args.index("--out") + 1]
+ids = [l.split("\\t")[0] for l in open(args[args.index("--cells") + 1]) if l[0] != "#"]
+boot = os.path.basename(out)
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write("%s %s\\n" % (boot, " ".join(ids)))
+att = os.path.join(out, "attempt-1", "out")
+os.makedirs(att, exist_ok=True)
+for cid in ids:
+    with open(os.path.join(att, "l2-%s.log" % cid), "w") as f:
+        f.write("console\\n")
+    if os.environ.get("FAKE_INTERRUPT") == boot:
+        os.kill(os.getppid(), signal.SIGINT)
+        time.sleep(60)
+        sys.exit(130)
+    shutil.copy(os.path.join(os.environ["FAKE_CELLS"], "cell-%s.txt" % cid), att)
+for v in (os.path.join(out, "attempt-1", "verdict"), os.path.join(out, "verdict")):
+    with open(v, "w") as f:
+        f.write("verdict=pass\\nkind=none\\nattempts=1\\n")
+os.symlink("attempt-1", os.path.join(out, "last"))
+"""
+
+
+def fake_lab(d, name):
+    """A run of scripts/overcommit/run on the fake lab: (run directory, environment, options).
+    $BUILD has stand-ins of the guest kernel and the KVM modules (--no-build, --qemu debian),
+    the lab's install-deps and mk-initramfs do nothing, l1-run is FAKE_L1_RUN."""
+    lab, fb = os.path.join(d, "fake-lab"), os.path.join(d, "fake-build")
+    if not os.path.isdir(lab):
+        os.makedirs(lab)
+        for f, text in (("l1-run", FAKE_L1_RUN), ("install-deps", "#!/bin/sh\nexit 0\n"),
+                        ("mk-initramfs", '#!/bin/sh\nwhile [ $# -gt 0 ]; do\n'
+                         '\t[ "$1" = -o ] && : >"$2"\n\tshift\ndone\nexit 0\n')):
+            with open(os.path.join(lab, f), "w") as fp:
+                fp.write(text)
+            os.chmod(os.path.join(lab, f), 0o755)
+        for f in ("guest-obj/arch/x86/boot/bzImage", "host/kvm-modules/kvm.ko",
+                  "host/kvm-modules/kvm-amd.ko"):
+            os.makedirs(os.path.dirname(os.path.join(fb, f)), exist_ok=True)
+            with open(os.path.join(fb, f), "w") as fp:
+                fp.write("stand-in\n")
+    opts = ["--configs", "upstream,pvlock", "--workloads", "lockbench,hackbench",
+            "--levels", "1,4", "--repeats", "1", "--qemu", "debian", "--no-build"]
+    src = os.path.join(d, name + "-cells")
+    os.makedirs(src)
+    for c in oc.plan(oc.parse_args(opts)):
+        with open(os.path.join(src, "cell-%s.txt" % c.id), "w") as f:
+            f.write(cell_text(c.config, waits=0 if c.config == "upstream" else 7, level=c.level))
+    env = dict(os.environ, BUILD=fb, OVERCOMMIT_LAB=lab, FAKE_CELLS=src, TZ="UTC0",
+               FAKE_LOG=os.path.join(d, name + "-l1-run.log"))
+    env.pop("FAKE_INTERRUPT", None)
+    return os.path.join(d, name), env, opts
+
+
+def read_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def test_reproducible(d):
+    """issue 20: the report a run writes at its end and a later --report-only DIR of its
+    directory are the same bytes, the later one in another time zone and directory, with
+    no git tree: the header is what the run's manifest recorded, never the moment's."""
+    run_dir, env, opts = fake_lab(d, "repro")
+    cmd = [RUN] + opts + ["--check", "--out", run_dir]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    report = os.path.join(run_dir, "report.txt")
+    rep = read_bytes(report) or b""
+    head = rep.decode().split("\n")[:2]
+    ok(p.returncode == 0 and b"cells: 4 with a result, 0 without" in rep
+       and b"overcommit-checks: 1 passed, 0 failed" in rep
+       and head[0].startswith("pvlock overcommit results: run started ")
+       and head[0].endswith(", %s, %d CPUs on L0, nested lab (L0 TCG -> L1 patched KVM -> L2)"
+                            % (platform.node(), os.cpu_count()))
+       and head[1].startswith("command: %s; tree " % " ".join(shlex.quote(x) for x in cmd)),
+       "a run on the fake lab (cell files, no VM) writes report.txt; its header names the "
+       "run's start, host, CPUs, command as typed and tree")
+    later = dict(os.environ, TZ="XST-9:30", GIT_DIR=os.path.join(d, "not-a-repository"))
+    q = subprocess.run([RUN, "--report-only", run_dir], env=later, cwd="/", capture_output=True,
+                       timeout=600)
+    ok(q.returncode == 0 and rep and q.stdout == rep and read_bytes(report) == rep,
+       "--report-only DIR (another time zone and directory, no git): its output and the "
+       "report.txt it writes are the run's report.txt, byte for byte")
+    man = os.path.join(run_dir, "manifest.json")
+    orig = read_bytes(man)
+    m = json.loads(orig)
+    with open(man, "w") as f:
+        json.dump(dict(m, host="elsewhere", cpus=97, tree="v0-test"), f)
+    q = subprocess.run([RUN, "--report-only", run_dir], capture_output=True, text=True,
+                       timeout=600)
+    ok(q.returncode == 0 and ", elsewhere, 97 CPUs on L0, " in q.stdout
+       and "; tree v0-test; " in q.stdout,
+       "the header's host, CPUs and tree are the manifest's")
+    # A manifest from before it recorded the header (version 1: plan, cells, command, the
+    # time it was written): reported, what it lacks said to be unknown.
+    with open(man, "w") as f:
+        json.dump({"plan": m["plan"], "cells": m["cells"], "command": m["command"],
+                   "started": "2026-12-01T10:20:30"}, f, indent=1)
+    q = subprocess.run([RUN, "--report-only", run_dir], capture_output=True, text=True,
+                       timeout=600)
+    head = q.stdout.split("\n")[:2]
+    ok(q.returncode == 0 and head[0] == "pvlock overcommit results: run started "
+       "2026-12-01 10:20, unknown (manifest before v2), CPUs on L0 unknown (manifest before "
+       "v2), nested lab (L0 TCG -> L1 patched KVM -> L2)"
+       and head[1].startswith("command: %s; tree unknown (manifest before v2); guest kernel %s"
+                              % (" ".join(shlex.quote(x) for x in cmd),
+                                 os.path.join(run_dir, "bzImage")))
+       and "cells: 4 with a result, 0 without" in q.stdout,
+       "a version-1 manifest reports; what it did not record is 'unknown (manifest before v2)'")
+    with open(man, "wb") as f:
+        f.write(orig)
+    p = subprocess.run([RUN, "--report-only", os.path.join(d, "no-run-here")],
+                       capture_output=True, text=True, timeout=60)
+    ok(p.returncode == 2 and len(p.stderr.splitlines()) == 1
+       and "no manifest.json there" in p.stderr and not p.stdout,
+       "--report-only DIR without a manifest: exit 2, one line")
+
+
+def test_interrupted(d):
+    """issue 20: a run interrupted (Ctrl-C) with cells still pending, rerun with the same
+    --out: only the missing cells run, the finished ones' files are not touched."""
+    run_dir, env, opts = fake_lab(d, "interrupted")
+    cmd = [RUN] + opts + ["--cells-per-boot", "2", "--out", run_dir]
+    p = subprocess.run(cmd, env=dict(env, FAKE_INTERRUPT="boot-02"), capture_output=True,
+                       text=True, timeout=600)
+    log = env["FAKE_LOG"]
+    boots = [l.split() for l in open(log)] if os.path.exists(log) else []
+    ok(p.returncode == 130 and "interrupted; finished cells are kept" in p.stderr
+       and [b[0] for b in boots] == ["boot-01", "boot-02"] and len(boots[0]) == 3
+       and not os.path.exists(os.path.join(run_dir, "report.txt")),
+       "a run interrupted in its second boot (Ctrl-C): exit 130, no report")
+    b1 = os.path.join(run_dir, "boots", "boot-01")
+
+    def files(top):
+        got = {}
+        for base, _, names in os.walk(top):
+            for n in names:
+                f = os.path.join(base, n)
+                got[f] = (read_bytes(f), os.lstat(f).st_mtime_ns)
+        return got
+    before = files(b1)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    again = [l.split() for l in open(log)][len(boots):]
+    ok(p.returncode == 0 and "resuming %s: 2 of 4 cells have a result" % run_dir in p.stdout
+       and again == [["boot-03"] + boots[1][1:]] and not set(boots[0][1:]) & set(again[0]),
+       "the rerun runs only the cells without a result (%s), in a new boot"
+       % " ".join(again[0][1:] if again else []))
+    ok(before and files(b1) == before,
+       "the finished cells' files are untouched by the rerun (%d files)" % len(before))
+    with open(os.path.join(run_dir, "cells.csv")) as f:
+        hist = {r["cell"]: (r["attempts"], r["history"]) for r in csv.DictReader(f)}
+    first, second = boots[1][1:]
+    rep = read_bytes(os.path.join(run_dir, "report.txt")) or b""
+    ok(all(hist.get(c) == ("1", "boot-01:ok") for c in boots[0][1:])
+       and hist.get(first) == ("2", "boot-02:l1-failure boot-03:ok")
+       and hist.get(second) == ("1", "boot-03:ok")
+       and b"cells: 4 with a result, 0 without; 1 cell attempts were lab failures" in rep
+       and b"L1 boots: 3, of which 0 lab failures" in rep
+       and ("\nresumed " in rep.decode()) and len(json.loads(read_bytes(os.path.join(
+           run_dir, "manifest.json")))["resumes"]) == 1,
+       "after the rerun: every cell has its result, the interrupted guest counted as a lab "
+       "failure, the resume in the manifest and the report's header")
+    q = subprocess.run([RUN, "--report-only", run_dir], capture_output=True, timeout=600)
+    ok(q.returncode == 0 and rep and q.stdout == rep,
+       "--report-only DIR of the resumed run: its report.txt, byte for byte")
 
 
 # --- pvlock-top beside the cells ---------------------------------------------------------
@@ -860,7 +1043,10 @@ def main():
                        (["--tuned", "pvlock-noyield=spin:1"], "already a configuration"),
                        (["--qemu", "debian", "--configs", "upstream,upstream-nople"],
                         "need --qemu patched"),
-                       (["--ple-scale", "0"], "--ple-scale must be between")):
+                       (["--ple-scale", "0"], "--ple-scale must be between"),
+                       (["--report-only"], "--report-only needs the run directory"),
+                       (["--report-only", "/nonexistent-a", "--out", "/nonexistent-b"],
+                        "name two run directories")):
         p = subprocess.run([RUN] + args, capture_output=True, text=True, timeout=60)
         ok(p.returncode == 2 and text in p.stderr, "bad input %s: exit 2, '%s'" % (args, text))
 
@@ -972,6 +1158,8 @@ def main():
            "host-kvm on a KVM without the handler: clear error, nothing started")
 
         test_resume(d)
+        test_reproducible(d)
+        test_interrupted(d)
         test_pvtop(d)
         test_pvtop_report(d)
         test_l1_pvtop(d)
