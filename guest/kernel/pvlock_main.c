@@ -607,7 +607,7 @@ static long pvlock_area_unregister(void)
  * lab's CPU-hotplug case. A CPU that comes online after boot does not register
  * its area, as a guest that forgot re-registration would (the CPUs brought up
  * at boot still register): once locktorture has cycled a CPU, the power-off
- * line must count one area fewer unregistered.
+ * line must count fewer areas unregistered than CPUs online.
  */
 static bool pvlock_test_online_noreg __ro_after_init;
 
