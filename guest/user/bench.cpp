@@ -115,10 +115,21 @@ const Variant variants[] = {
 	{ "pvqueued-nodeep", "pvqueued", [](Tunables &t) { t.halt_deep_waiters = false; } },
 	{ "pvticket-noyield", "pvticket", [](Tunables &t) { t.directed_yield = false; } },
 	{ "backoff-stored", "backoff", [](Tunables &t) { t.collision = Collision::use_stored; } },
-	/* Seed 004's first version: one delay per CPU, shared by every lock. */
+	/*
+	 * Seed 004's experiment, two by two: one delay per CPU or the 64-entry
+	 * table, and on a collision the stored delay or min_delay. backoff
+	 * (table, min) and backoff-stored (table, stored) above; backoff-single
+	 * is the first version (one delay per CPU, shared by every lock), and
+	 * backoff-single-min the same slot with Eric Dumazet's policy: a lock
+	 * other than the one that stored the delay starts from min_delay.
+	 */
 	{ "backoff-single", "backoff", [](Tunables &t) {
 		t.delay_slots = 1;
 		t.collision = Collision::use_stored;
+	} },
+	{ "backoff-single-min", "backoff", [](Tunables &t) {
+		t.delay_slots = 1;
+		t.collision = Collision::use_min;
 	} },
 };
 
