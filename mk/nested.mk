@@ -3,6 +3,7 @@
 ## nested-test     L1 with the patched (then a hostile) KVM runs pvlock L2 guests: ABI detected,
 ##                 locktorture clean, host counters moving; locktorture with CPU hotplug cycling, every
 ##                 re-onlined CPU registered again (and a guest that does not must be caught);
+##                 ptticket refused at 200 possible CPUs and taken at 127 (issue 17);
 ##                 kvm.pvlock=0 and the hostile host fall back;
 ##                 then a pvlock guest kexecs into a kernel that finds its old areas untouched, and
 ##                 one that kept them registered must be caught (issue 16)
