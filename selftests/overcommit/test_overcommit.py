@@ -25,6 +25,7 @@ import os
 import platform
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -303,8 +304,12 @@ def test_interrupted(d):
     --out: only the missing cells run, the finished ones' files are not touched."""
     run_dir, env, opts = fake_lab(d, "interrupted")
     cmd = [RUN] + opts + ["--cells-per-boot", "2", "--out", run_dir]
+    # SIGINT at its default in the run, as a user's Ctrl-C at a terminal finds it: a caller
+    # started in the background (CI, a script's `cmd &`) hands its children SIGINT ignored,
+    # and Python then keeps it ignored, so the fake Ctrl-C would never interrupt the run.
     p = subprocess.run(cmd, env=dict(env, FAKE_INTERRUPT="boot-02"), capture_output=True,
-                       text=True, timeout=600)
+                       text=True, timeout=600,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     log = env["FAKE_LOG"]
     boots = [l.split() for l in open(log)] if os.path.exists(log) else []
     ok(p.returncode == 130 and "interrupted; finished cells are kept" in p.stderr
