@@ -17,6 +17,7 @@ nothing; whole runs on a fake lab (OVERCOMMIT_LAB: an l1-run that copies cell fi
 report a run writes and a later --report-only DIR are the same bytes, and a run interrupted
 with cells pending resumes running only those. TAP output.
 """
+import argparse
 import csv
 import importlib.machinery
 import importlib.util
@@ -297,6 +298,25 @@ def test_reproducible(d):
     ok(p.returncode == 2 and len(p.stderr.splitlines()) == 1
        and "no manifest.json there" in p.stderr and not p.stdout,
        "--report-only DIR without a manifest: exit 2, one line")
+    cells_tsv = os.path.join(run_dir, "boots", "boot-01", "cells.tsv")
+    before, rep_before = read_bytes(cells_tsv), read_bytes(report)
+    p = subprocess.run(cmd[:-2] + ["--dry-run", "--out", run_dir], env=env,
+                       capture_output=True, text=True, timeout=60)
+    ok(p.returncode == 2 and len(p.stderr.splitlines()) == 1
+       and "holds a run" in p.stderr and read_bytes(cells_tsv) == before
+       and read_bytes(report) == rep_before,
+       "--dry-run into a run's directory: exit 2, one line, nothing of the run rewritten")
+    # A boot's last attempt by its number, whatever the path above it says
+    # (an --out with "attempt-" in its name once broke the parse).
+    bdir = os.path.join(d, "my-attempt-run", "boots", "boot-01")
+    for n in (1, 2, 10):
+        os.makedirs(os.path.join(bdir, "attempt-%d" % n, "out"))
+    try:
+        got = oc.boot_outdir(argparse.Namespace(host_kvm=False), bdir)
+    except ValueError as e:
+        got = "ValueError: %s" % e
+    ok(got == os.path.join(bdir, "attempt-10", "out"),
+       "a boot's output is its last attempt's, by number, under any --out (got %s)" % got)
 
 
 def test_interrupted(d):
