@@ -79,9 +79,10 @@ static volatile uint64_t shared_flag;
 static volatile uint64_t shared_stop;
 static volatile uint64_t shared_spins;
 static volatile uint64_t shared_calls;
-/* memslot_change: a GPA the host asks the guest to REGISTER, and the answer */
+/* memslot_change: a GPA the host asks the guest to REGISTER, its answer, then done */
 static volatile uint64_t shared_register_gpa;
 static volatile uint64_t shared_register_ret;
+static volatile uint64_t shared_register_done;
 
 /* ------------------------------------------------------------------ */
 /* Host helpers                                                        */
@@ -618,8 +619,8 @@ static void guest_memslot(uint64_t area_gpa)
 	GUEST_SYNC(0);
 	/*
 	 * Spin, never touching the area, while the host moves its memslot;
-	 * REGISTER again when the host names a new area (the ret store is
-	 * the host's signal that the call returned, so it comes last).
+	 * REGISTER again when the host names a new area, then say done (after
+	 * the answer: x86 keeps the two stores in order).
 	 */
 	while (!shared_stop) {
 		shared_spins++;
@@ -628,6 +629,7 @@ static void guest_memslot(uint64_t area_gpa)
 
 			shared_register_gpa = 0;
 			shared_register_ret = op(PVLOCK_OP_REGISTER, gpa);
+			shared_register_done = 1;
 		}
 	}
 	GUEST_DONE();
@@ -680,6 +682,7 @@ static void test_memslot_change(void)
 	volatile uint64_t *spins = HOST_PTR(vm, shared_spins);
 	volatile uint64_t *reg_gpa = HOST_PTR(vm, shared_register_gpa);
 	volatile uint64_t *reg_ret = HOST_PTR(vm, shared_register_ret);
+	volatile uint64_t *reg_done = HOST_PTR(vm, shared_register_done);
 	volatile struct pvlock_vcpu_area *area;
 	uint64_t preempted, n;
 	int cpu = first_allowed_cpu(), stats;
@@ -728,14 +731,14 @@ static void test_memslot_change(void)
 
 	/*
 	 * Re-registered in a new memslot at another GPA: publication resumes
-	 * there (the old GPA is in no memslot, so only the new REGISTER can
-	 * make the host write this memory).
+	 * there. The registered GPA is in no memslot, so the host leaves the
+	 * new memory alone until the guest's REGISTER names it.
 	 */
 	vm_userspace_mem_region_add(vm, VM_MEM_SRC_ANONYMOUS, AREA_GPA_AWAY, AREA_SLOT, 1, 0);
 	area = addr_gpa2hva(vm, AREA_GPA_AWAY);
-	*reg_ret = ~0ULL;
+	expect_untouched(area, stats, "in a new memslot, before the guest registered it");
 	*reg_gpa = AREA_GPA_AWAY;
-	for (n = 0; *reg_ret == ~0ULL; n++) {
+	for (n = 0; !*reg_done; n++) {
 		TEST_ASSERT(n < 10000, "the guest did not REGISTER its new area in 10 s");
 		usleep(1000);
 	}
