@@ -56,9 +56,11 @@
 
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/crash_dump.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/init.h>
+#include <linux/io.h>
 #include <linux/kcsan-checks.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
@@ -440,21 +442,23 @@ static int areas_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(areas);
 
 /*
- * pvlock_test_watch=PA[,PA...]: testing only, the nested lab's kexec case.
- * The guest-physical addresses of the shared areas a previous kernel had
- * registered before it kexec'd into this one (booted with pvlock=off, so it
- * registers none of its own). They are reserved before anything can be
- * allocated there, filled with a pattern once the kernel is up, and
- * /sys/kernel/debug/pvlock/watch tells whether any byte of them changed
- * since: a host still writing "preempted" or preempt_seq into an area the
- * previous kernel left registered changes them at the vCPU's next
- * preemption, where a real kernel would have put its own data.
+ * pvlock_test_watch=PA[,PA...]: testing only, the nested lab's kexec and kdump
+ * cases. The guest-physical addresses of the shared areas a previous kernel
+ * had registered before it kexec'd into this one, or crashed into it as its
+ * capture kernel (booted with pvlock=off, so it registers none of its own).
+ * They are reserved before anything can be allocated there, filled with a
+ * pattern once the kernel is up, and /sys/kernel/debug/pvlock/watch tells
+ * whether any byte of them changed since: a host still writing "preempted"
+ * or preempt_seq into an area the previous kernel left registered changes
+ * them at the vCPU's next preemption, where a real kernel would have put its
+ * own data.
  */
 #define WATCH_MAX	64
 #define WATCH_PATTERN	0x5a
 
 static phys_addr_t watch_pa[WATCH_MAX];
 static bool watch_in_use[WATCH_MAX];
+static u8 *watch_va[WATCH_MAX];
 static unsigned int watch_nr;
 static bool watch_bad_arg;
 
@@ -487,23 +491,32 @@ static int __init watch_parse(char *arg)
 }
 early_param("pvlock_test_watch", watch_parse);
 
-/* An address this kernel maps as RAM (its direct map covers it). */
-static void *watch_area(phys_addr_t pa)
+/*
+ * Where this kernel sees a watched area: its direct map, if the address is
+ * its own RAM (kexec); in a capture kernel, the crashed kernel's memory lies
+ * outside its RAM (it runs in the crashkernel= reservation) and is mapped as
+ * /proc/vmcore maps it, write-back. NULL: an address neither covers, which
+ * the watch reports (not_ram) rather than guesses at.
+ */
+static void *__init watch_map(phys_addr_t pa)
 {
 	unsigned long pfn = PHYS_PFN(pa);
 
-	return pfn_valid(pfn) && page_is_ram(pfn) ? phys_to_virt(pa) : NULL;
+	if (pfn_valid(pfn) && page_is_ram(pfn))
+		return phys_to_virt(pa);
+	if (is_kdump_kernel())
+		return memremap(pa, PVLOCK_AREA_SIZE, MEMREMAP_WB);
+	return NULL;
 }
 
 static void __init watch_fill(void)
 {
 	unsigned int i;
-	void *va;
 
 	for (i = 0; i < watch_nr; i++) {
-		va = watch_in_use[i] ? NULL : watch_area(watch_pa[i]);
-		if (va)
-			memset(va, WATCH_PATTERN, PVLOCK_AREA_SIZE);
+		watch_va[i] = watch_in_use[i] ? NULL : watch_map(watch_pa[i]);
+		if (watch_va[i])
+			memset(watch_va[i], WATCH_PATTERN, PVLOCK_AREA_SIZE);
 	}
 }
 
@@ -518,7 +531,7 @@ static int watch_show(struct seq_file *m, void *v)
 			seq_printf(m, "pa=%pa state=in-use\n", &watch_pa[i]);
 			continue;
 		}
-		va = watch_area(watch_pa[i]);
+		va = watch_va[i];
 		if (!va) {
 			unmapped++;
 			seq_printf(m, "pa=%pa state=not-ram\n", &watch_pa[i]);
@@ -536,8 +549,9 @@ static int watch_show(struct seq_file *m, void *v)
 				   &watch_pa[i], j, va);
 		}
 	}
-	seq_printf(m, "watched=%u intact=%u changed=%u not_ram=%u in_use=%u bad_arg=%d\n",
-		   watch_nr, intact, changed, unmapped, in_use, watch_bad_arg);
+	seq_printf(m, "watched=%u intact=%u changed=%u not_ram=%u in_use=%u bad_arg=%d capture_kernel=%d\n",
+		   watch_nr, intact, changed, unmapped, in_use, watch_bad_arg,
+		   is_kdump_kernel());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(watch);

@@ -728,9 +728,9 @@ static atomic_t pvlock_off_visited, pvlock_off_unregistered, pvlock_off_refused;
 
 /*
  * pvlock_test_keep_areas: testing only, the negative control of the nested
- * lab's kexec case. The reboot notifier leaves every area registered (and
- * says so), as a guest without it would: the next kernel must then find the
- * host writing into them.
+ * lab's kexec and kdump cases. The reboot notifier (saying so) and the
+ * crash hook leave every area registered, as a guest without them would: the
+ * next kernel must then find the host writing into them.
  */
 static bool pvlock_test_keep_areas __ro_after_init;
 
@@ -786,7 +786,9 @@ static void (*pvlock_next_crash_shutdown)(struct pt_regs *regs) __ro_after_init;
 static void pvlock_crash_shutdown(struct pt_regs *regs)
 {
 	WRITE_ONCE(pvlock_areas_closed, true);
-	pvlock_area_unregister();
+	/* testing only: the kdump case's negative control, as for reboot */
+	if (!pvlock_test_keep_areas)
+		pvlock_area_unregister();
 	pvlock_next_crash_shutdown(regs);
 }
 #endif
