@@ -5,8 +5,9 @@
 ##                 re-onlined CPU registered again (and a guest that does not must be caught);
 ##                 ptticket refused at 200 possible CPUs and taken at 127 (issue 17);
 ##                 kvm.pvlock=0 and the hostile host fall back;
-##                 then a pvlock guest kexecs into a kernel that finds its old areas untouched, and
-##                 one that kept them registered must be caught (issue 16)
+##                 then a pvlock guest kexecs, and one crashes into its kdump capture kernel, which
+##                 find its old areas untouched, and ones that kept them registered must be caught
+##                 (issue 16)
 ## nested-contention  (slower tier, ~6 min) lock:contention_* and perf lock contention in pvlock and
 ##                 upstream L2 guests on the patched KVM, with a lock-per-thread control that must fail
 ## nested-stock    (slower tier, ~5 min) L1 with Debian's stock KVM: a pvlock L2 guest in stock-host
