@@ -58,12 +58,6 @@
  *   vcpu_is_preempted(cpu)
  *                   true while cpu is runnable but not running (scheduled
  *                   out involuntarily by the host); a hint, may be stale.
- *   preempt_seq()   this vCPU's involuntary preemptions so far, as the
- *                   host counts them (the shared area's preempt_seq); only
- *                   differences are used. A platform that cannot count
- *                   them returns 0 (the kernel without an area, user
- *                   space): what relies on it then falls back on what the
- *                   vCPU sees itself (queued.h, bounded steals).
  *   yield_to(cpu)   ask the host to run cpu in this vCPU's place if cpu is
  *                   preempted; true if the host did yield (a host that
  *                   does not say, stock KVM's KVM_HC_SCHED_YIELD: true
@@ -97,7 +91,6 @@ struct Native : P {
 	static inline void wait(const u8 *, u8) { P::relax(); }
 	static inline void kick(u32) {}
 	static inline bool vcpu_is_preempted(u32) { return false; }
-	static inline u32 preempt_seq() { return 0; }
 	static inline bool yield_to(u32) { return false; }
 	static inline bool yield_any() { return false; }
 	static inline void hint_waiting_on(u32) {}
@@ -119,7 +112,6 @@ constexpr bool check_platform()
 	static_assert(sizeof(P::clock()) == sizeof(u64), "platform: clock()");
 	static_assert(sizeof(P::vcpu_is_preempted(0)) == sizeof(bool),
 		      "platform: vcpu_is_preempted()");
-	static_assert(sizeof(P::preempt_seq()) == sizeof(u32), "platform: preempt_seq()");
 	static_assert(sizeof(P::yield_to(0)) == sizeof(bool), "platform: yield_to()");
 	static_assert(sizeof(P::yield_any()) == sizeof(bool), "platform: yield_any()");
 	static_assert(sizeof(P::pv) == sizeof(bool), "platform: pv");

@@ -19,24 +19,6 @@
  * off the lock is strictly FIFO. tunables.steal_spins lets a newcomer keep
  * trying to steal for a while before it enqueues.
  *
- * Steals are bounded. Where vCPUs outnumber physical CPUs a stealer runs
- * exactly while the waiter it passes does not, so a vCPU that re-takes a
- * lock in a loop (a console writer taking the port lock line after line)
- * could keep a waiter out until the host happened to preempt it inside its
- * unlocked window: seconds, interrupts off (a nested-lab guest stalled 22 s
- * in the serial interrupt; test_sim's "re-taker" case counts acquisitions
- * past the waiter on one physical CPU: 109 before, against 4 for Queued).
- * Two rules keep it short:
- *   - a newcomer whose owner is preempted enqueues at once (try_steal());
- *     it never yields from outside the queue, where the owner would re-lock
- *     past it by the fast path;
- *   - a queue head that has given its time away (a directed yield, a halt)
- *     or been preempted (the host's preempt_seq) q_head_give_way_max times
- *     announces owner_unnamed, which every stealer takes for a running head,
- *     and stops halting (an unlock clears a halted mark, which would let
- *     steals in again): it spins and yields until it owns the lock, as
- *     upstream's head does behind its pending bit.
- *
  * Lock word (little-endian):
  *
  *   byte 0     owner   owner_encode(cpu) of the holder; 0 = free
@@ -118,12 +100,6 @@ constexpr u32 q_head_mask = 0xffU << q_head_shift;
 constexpr u8 q_head_halted = code_head_halted;
 constexpr u32 q_tail_shift = 16;
 constexpr u32 q_tail_mask = 0xffffU << q_tail_shift;
-/*
- * A queue head lets steals past it while it has given its time away (a
- * directed yield, a halt) or been preempted fewer than this many times in
- * all; then it holds them off until it owns the lock (see the top).
- */
-constexpr u32 q_head_give_way_max = 2;
 
 static inline u8 q_owner(u32 v) { return static_cast<u8>(v & q_owner_mask); }
 static inline u8 q_head(u32 v) { return static_cast<u8>(v >> q_head_shift); }
@@ -136,8 +112,6 @@ static inline u16 q_tail(u32 v) { return static_cast<u16>(v >> q_tail_shift); }
 enum class QueuedDefect : u8 {
 	none,
 	head_waits_on_owner,	/* issue 17: the head halts on the owner byte */
-	steal_phase_yields,	/* a newcomer yields to a preempted owner unqueued */
-	head_steals_unbounded,	/* steals pass a preempted head without end */
 };
 
 template <typename P, QueuedDefect defect = QueuedDefect::none>
@@ -289,18 +263,8 @@ private:
 
 			u32 owner = OwnerHints<P>::owner_of(l, q_owner(v));
 
-			/*
-			 * Enqueue, not yield: a newcomer that yielded to a
-			 * preempted owner from here would hand it the CPU with
-			 * no place in the queue, and the owner, unlocking and
-			 * re-locking by the fast path (an empty queue), could
-			 * keep it out for all of steal_spins (see the top).
-			 * Queued, the head yields, and only bounded steals
-			 * pass it.
-			 */
-			if constexpr (defect == QueuedDefect::steal_phase_yields)
-				if (YieldPolicy<P>::on_spin(owner, false))
-					continue;
+			if (YieldPolicy<P>::on_spin(owner, false))
+				continue;
 			if (YieldPolicy<P>::owner_preempted(owner))
 				return false;
 		}
@@ -432,26 +396,12 @@ private:
 	/* We are the queue head: wait for the owner to go, then take the lock. */
 	static void wait_head_and_lock(LockWord *l, WaitNode *node, u32 me, u16 mytail)
 	{
-		u32 spins = 0, gave_way = 0, seq0 = 0;
-		u8 code = owner_encode(P::this_cpu());
+		u32 spins = 0;
 		bool last;
 
-		if constexpr (P::pv)
-			seq0 = P::preempt_seq();
-		announce_head(l, code);
+		announce_head(l);
 		for (;;) {
 			u32 v = P::load(&l->val, Order::acquire);
-
-			/*
-			 * Preempted q_head_give_way_max times as head (the
-			 * host's count in our area): hold steals off.
-			 */
-			if constexpr (P::pv)
-				if (gave_way < q_head_give_way_max &&
-				    P::preempt_seq() - seq0 >= q_head_give_way_max) {
-					gave_way = q_head_give_way_max - 1;
-					gave_way_once(l, &gave_way, &code);
-				}
 
 			if (q_owner(v) == 0) {
 				u32 nv = (v & ~(q_head_mask | q_owner_mask)) | me;
@@ -470,22 +420,17 @@ private:
 			u32 owner = OwnerHints<P>::owner_of(l, q_owner(v));
 
 			/* A racing hand-over or unlock may have cleared our mark. */
-			if (tunables.lock_steal && q_head(v) != code)
-				announce_head(l, code);
+			if (tunables.lock_steal && q_head(v) != owner_encode(P::this_cpu()))
+				announce_head(l);
 			if (YieldPolicy<P>::on_spin(owner, false)) {
 				spins = 0;
-				gave_way_once(l, &gave_way, &code);
 				continue;
 			}
 			if (spins < tunables.spin_threshold &&
 			    !YieldPolicy<P>::owner_preempted(owner))
 				continue;
-			/* Holding steals off: no halted mark (see the top). */
-			if (gave_way >= q_head_give_way_max)
-				continue;
-			halt_head(l, node, owner, code);
+			halt_head(l, node, owner);
 			spins = 0;
-			gave_way_once(l, &gave_way, &code);
 		}
 		if constexpr (P::pv)
 			P::hint_waiting_on(no_cpu);
@@ -497,33 +442,13 @@ private:
 			pass_head(l, node);
 	}
 
-	/*
-	 * We spin as queue head: say so, which stops steals (PV only). code:
-	 * our CPU's, or owner_unnamed once we hold steals off.
-	 */
-	static inline void announce_head(LockWord *l, u8 code)
+	/* We spin as queue head: say so, which stops steals (PV only). */
+	static inline void announce_head(LockWord *l)
 	{
 		if constexpr (P::pv)
 			if (tunables.lock_steal)
-				P::store(byte_of(l, 1), code, Order::relaxed);
-	}
-
-	/*
-	 * The head gave its time away once more; at q_head_give_way_max it
-	 * holds steals off from now on. Relaxed, as every announcement: a
-	 * stealer that reads the old code may steal once more; the next one
-	 * reads owner_unnamed (the stealer's cmpxchg of the whole word orders
-	 * nothing against this byte, and needs not: the bound is on how long
-	 * steals go on, not on the exact count).
-	 */
-	static inline void gave_way_once(LockWord *l, u32 *gave_way, u8 *code)
-	{
-		if constexpr (defect == QueuedDefect::head_steals_unbounded)
-			return;
-		if (++*gave_way == q_head_give_way_max) {
-			*code = owner_unnamed;
-			announce_head(l, *code);
-		}
+				P::store(byte_of(l, 1), owner_encode(P::this_cpu()),
+					 Order::relaxed);
 	}
 
 	/*
@@ -553,7 +478,7 @@ private:
 	 * No entry (the window is full, or pass_head() is hashing us right
 	 * now): we do not mark, we spin on, and try again at the next halt.
 	 */
-	static void halt_head(LockWord *l, WaitNode *node, u32 owner, u8 code)
+	static void halt_head(LockWord *l, WaitNode *node, u32 owner)
 	{
 		if (!WaitNodes<P>::hash(node))
 			return;
@@ -585,7 +510,7 @@ private:
 			P::wait(&node->state, static_cast<u8>(node_head_halted));
 awake:
 		P::store(&node->state, static_cast<u8>(node_running), Order::relaxed);
-		announce_head(l, code);
+		announce_head(l);
 	}
 
 	/*

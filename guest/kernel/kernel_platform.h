@@ -189,18 +189,6 @@ struct KernelPlatform : BuiltinAtomics {
 		return pvlock_k_vcpu_is_preempted(cpu);
 	}
 
-	/*
-	 * This vCPU's involuntary preemptions, as the host last wrote them
-	 * into our area; 0 without one (stock-host mode: steal time has no
-	 * such count).
-	 */
-	static inline u32 preempt_seq()
-	{
-		const struct pvlock_vcpu_area *a = per_cpu_of(pvlock_area_of, this_cpu());
-
-		return a ? __atomic_load_n(&a->preempt_seq, __ATOMIC_RELAXED) : 0;
-	}
-
 	static inline bool yield_to(u32 cpu)
 	{
 		return pvlock_k_yield(cpu);

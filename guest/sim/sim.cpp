@@ -78,7 +78,6 @@ struct Vcpu {
 	bool on_cpu;
 	bool kick_pending;
 	bool in_irq;
-	u32 preempt_seq;	/* involuntary preemptions, as the host publishes */
 };
 
 struct World {
@@ -270,7 +269,6 @@ void prepare_fiber(u32 id)
 	v.state = State::runnable;
 	v.on_cpu = false;
 	v.kick_pending = false;
-	v.preempt_seq = 0;
 	v.in_irq = false;
 	v.nbuf = 0;
 }
@@ -366,7 +364,6 @@ Result run(const Config &cfg, void (*body)(u32, void *), void *arg)
 				u32 out = pick([](const Vcpu &v) { return v.on_cpu; });
 
 				w.vcpu[out].on_cpu = false;
-				w.vcpu[out].preempt_seq++;
 				w.vcpu[in].on_cpu = true;
 				w.res.preemptions++;
 				drain(w.vcpu[out]);	/* the timer's VM exit */
@@ -435,11 +432,6 @@ void step()
 u32 current() { return w.in_run ? w.cur : 0; }
 u32 nr_vcpus() { return w.in_run ? w.cfg.nvcpus : 1; }
 u64 now() { return w.steps; }
-
-u32 preempt_seq()
-{
-	return w.vcpu[w.cur].preempt_seq;
-}
 
 bool preempted(u32 vcpu)
 {

@@ -168,8 +168,6 @@ u32 current();
 u32 nr_vcpus();
 u64 now();
 bool preempted(u32 vcpu);
-/* The running vCPU's involuntary preemptions (the area's preempt_seq). */
-u32 preempt_seq();
 void halt_while(const u8 *ptr, u8 val);
 void kick(u32 vcpu);
 bool yield_to(u32 vcpu);
@@ -290,7 +288,6 @@ struct SimPlatform {
 	static u32 nr_cpus() { return sim::nr_vcpus(); }
 	static void relax() { sim::step(); }
 	static u64 clock() { return sim::now(); }
-	static u32 preempt_seq() { return sim::preempt_seq(); }
 
 	template <typename T>
 	static T &percpu(u32 cpu)

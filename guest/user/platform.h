@@ -61,8 +61,6 @@ struct UserPlatform : BuiltinAtomics {
 	static void wait(const u8 *ptr, u8 val);
 	static void kick(u32 cpu);
 	static bool vcpu_is_preempted(u32 cpu);
-	/* Not counted here (a syscall per read): 0, see platform.h. */
-	static u32 preempt_seq() { return 0; }
 	static bool yield_to(u32 cpu);
 	static bool yield_any();
 	static void hint_waiting_on(u32) {}

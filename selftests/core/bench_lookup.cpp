@@ -54,7 +54,6 @@ struct BenchPlatform : BuiltinAtomics {
 	static void wait(const u8 *, u8) {}
 	static void kick(u32) { kicks++; }
 	static bool vcpu_is_preempted(u32) { return false; }
-	static u32 preempt_seq() { return 0; }
 	static bool yield_to(u32) { return false; }
 	static bool yield_any() { return false; }
 	static void hint_waiting_on(u32) {}

@@ -51,7 +51,6 @@ struct CheckPlatform : BuiltinAtomics {
 	static void wait(const u8 *p, u8 v) { pvlock_check_wait(p, v); }
 	static void kick(u32 c) { pvlock_check_kick(c); }
 	static bool vcpu_is_preempted(u32 c) { return pvlock_check_preempted(c); }
-	static u32 preempt_seq() { return 0; }
 	static bool yield_to(u32 c) { return pvlock_check_yield_to(c); }
 	static bool yield_any() { return pvlock_check_yield_any(); }
 	static void hint_waiting_on(u32 c) { pvlock_check_hint_waiting_on(c); }
