@@ -68,6 +68,14 @@ struct RacyTas {
 template <typename P>
 using PvQueuedOwnerWait = PvQueued<P, QueuedDefect::head_waits_on_owner>;
 
+/* Steals past a preempted queue head without head_pass_limit. */
+template <typename P>
+using PvQueuedUnboundedSteals = PvQueued<P, QueuedDefect::head_passes_unbounded>;
+
+/* A stealer that yields to a preempted owner instead of queueing. */
+template <typename P>
+using PvQueuedStealYields = PvQueued<P, QueuedDefect::steal_phase_yields>;
+
 } /* namespace pvlock */
 
 #endif /* PVLOCK_CORE_BROKEN_H */

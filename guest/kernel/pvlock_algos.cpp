@@ -63,6 +63,7 @@ using KP = KernelPlatform;
 PVLOCK_PERCPU(PerCpuWaitNodes);
 PVLOCK_PERCPU(WaitHashLine);
 PVLOCK_PERCPU(OwnerHintLine);
+PVLOCK_PERCPU(HeadPasses);
 PVLOCK_PERCPU(LockHash<KP, BackoffTicket<KP>>::Table);
 PVLOCK_PERCPU(LockHash<KP, PreemptTicket<KP>>::Table);
 

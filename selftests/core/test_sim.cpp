@@ -502,6 +502,51 @@ TEST("sim: pvqueued with lock stealing is correct under 3x overcommit")
 	expect_correct<PvQueued<SimPlatform>>(overcommit(0));
 }
 
+/*
+ * vCPUs that take the lock again at once, three on one pCPU: while a queued
+ * waiter (or the head before it) is preempted, every other vCPU that runs
+ * may steal past it. Counted from the waiter's doorway (its enqueue), the
+ * steals past preempted heads are bounded by head_pass_limit per head
+ * (worst 44 in 200 seeds of 200 acquisitions each; 120 without the limit);
+ * counted from lock()'s entry, a stealer must queue, not yield, when the
+ * owner is preempted (worst 139; 360 when it yields: the owner it runs takes
+ * the lock again on its fast path, nobody being queued). What remains is
+ * the wake-up window of a kicked head, which steals may use as upstream's
+ * do (its head byte is empty until it runs).
+ */
+Params retakers(bool from_entry)
+{
+	Params p;
+
+	p.nvcpus = 3;
+	p.npcpus = 1;
+	p.iters = 200;
+	p.cs_steps = 6;
+	p.think_steps = 1;
+	p.seeds = 200;
+	p.doorway_at_entry = from_entry;
+	p.overtake_bound = from_entry ? 250 : 80;
+	return p;
+}
+
+TEST("sim: pvqueued bounds the steals past a queued waiter (re-takers, one pCPU)")
+{
+	expect_correct<PvQueued<SimPlatform>>(retakers(false));
+	expect_correct<PvQueued<SimPlatform>>(retakers(true));
+}
+
+TEST("negative: pvqueued without head_pass_limit fails the steal bound")
+{
+	expect_caught<PvQueuedUnboundedSteals<SimPlatform>>(retakers(false),
+							    "unbounded steals past a preempted head");
+}
+
+TEST("negative: a pvqueued stealer that yields to a preempted owner fails the bound")
+{
+	expect_caught<PvQueuedStealYields<SimPlatform>>(retakers(true),
+							"a stealer yielding instead of queueing");
+}
+
 TEST("sim: pvqueued with short stealing phases (0, 64 spins) is correct")
 {
 	Tunables saved = tunables;
