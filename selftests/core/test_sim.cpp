@@ -507,12 +507,17 @@ TEST("sim: pvqueued with lock stealing is correct under 3x overcommit")
  * waiter (or the head before it) is preempted, every other vCPU that runs
  * may steal past it. Counted from the waiter's doorway (its enqueue), the
  * steals past preempted heads are bounded by head_pass_limit per head
- * (worst 44 in 200 seeds of 200 acquisitions each; 120 without the limit);
- * counted from lock()'s entry, a stealer must queue, not yield, when the
- * owner is preempted (worst 139; 360 when it yields: the owner it runs takes
- * the lock again on its fast path, nobody being queued). What remains is
- * the wake-up window of a kicked head, which steals may use as upstream's
- * do (its head byte is empty until it runs).
+ * (worst 68 in 200 seeds of 200 acquisitions each; without the limit 14
+ * seeds pass 80); counted from lock()'s entry, a stealer must queue, not
+ * yield, when the owner is preempted (worst 127; 360 on the lock that
+ * yielded: the owner it runs takes the lock again on its fast path, nobody
+ * being queued). What remains is the window between a hand-over and the
+ * new head's first spin, and the wake-up of a kicked head, which steals may
+ * use as upstream's do (the head byte is empty until the head runs). Naming
+ * the new head in its byte at the hand-over closed the first (worst 44) but
+ * cost pvlock-bench 25-50% of its throughput at 2x-4x: a preempted head,
+ * once passed head_pass_limit times, then holds every newcomer in the queue
+ * behind it (docs/results-user-space.md).
  */
 Params retakers(bool from_entry)
 {
