@@ -20,9 +20,11 @@
 ## nested-cpu-add  (slower tier, ~5 min) nested-test's cpu-add case (two vCPUs hot-added at APIC IDs
 ##                 that are not their numbers, kicked and yielded to), then its negative control
 ##                 on a host that takes an APIC ID for a vCPU index (host/byindex), which must fail
+## nested-hotplug  (slower tier, ~6 min) locktorture with CPU hotplug cycling, pvlock and upstream's lock
+##                 interleaved, two guests each, the scheduler's fair server off (NESTED_HP_FAIR=on: on)
 ## nested-big      (slower tier) a pvlock L2 guest with 64 vCPUs on L1's one CPU: boots, benchmark and
 ##                 locktorture clean (issue 17)
-.PHONY: nested-test nested-contention nested-stock nested-lifecycle nested-cpu-add nested-big
+.PHONY: nested-test nested-contention nested-stock nested-lifecycle nested-cpu-add nested-hotplug nested-big
 
 TEST_TARGETS += nested-test
 
@@ -40,6 +42,9 @@ nested-lifecycle:
 
 nested-cpu-add:
 	$(TOP)/selftests/nested/run cpu-add cpu-add-byindex
+
+nested-hotplug:
+	$(TOP)/selftests/nested/run hotplug
 
 nested-big:
 	$(TOP)/selftests/nested/run big
