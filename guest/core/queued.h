@@ -16,9 +16,13 @@
  * running vCPU does not. The head announces itself in the head byte while it
  * spins (the role of qspinlock's pending bit, but naming the head, so a
  * stealer can see that the head itself is preempted). Steals past one
- * preempted head are bounded (head_pass_limit, counted on the head's CPU),
- * so that vCPUs which take the lock again and again cannot starve a queued
- * one (test_sim's re-taker case). With tunables.lock_steal
+ * preempted head are bounded (head_pass_limit, counted on the head's CPU,
+ * a soft bound: see head_passed()), so that vCPUs which take the lock again
+ * and again pass a queued one only so often while it is preempted
+ * (test_sim's re-taker case). Steals while the head byte is empty (from a
+ * hand-over to the new head's first spin) or marked halted are not
+ * counted, as upstream's steals past a halted head are not: a head that
+ * halts again and again can still lose every race. With tunables.lock_steal
  * off the lock is strictly FIFO. tunables.steal_spins lets a newcomer keep
  * trying to steal for a while before it enqueues.
  *
@@ -45,9 +49,9 @@
  *
  *   fast lock:   (0, 0, 0)      -> (0, 0, me)         cmpxchg of the word
  *   steal:       (*, h, 0)      -> (*, h, me)         PV, lock_steal, and h is
- *                                                     0 or a preempted head
- *                                                     passed < head_pass_limit
- *                                                     times
+ *                                                     0, halted, or a
+ *                                                     preempted head passed
+ *                                                     < head_pass_limit times
  *   enqueue:     (t, *, *)      -> (me, *, *)         xchg of the tail half
  *   head spins:  (*, *, *)      -> (*, me, *)         PV, store of the byte
  *   head takes:  (n, *, 0)      -> (n, 0, me)         n != our tail
@@ -144,8 +148,8 @@ struct PvQueued {
 	 * it (upstream's pending bit allows none past a head that is not
 	 * halted). Without the bound, in test_sim's re-taker case (three
 	 * vCPUs that take the lock again at once, on one pCPU) a queued
-	 * waiter was passed more than 80 times in 200 acquisitions in 14 of
-	 * 200 seeds; with it, 68 at worst.
+	 * waiter was passed up to 116 times in 200 acquisitions (more than 80
+	 * in 14 of 200 seeds); with it, 68 at worst.
 	 */
 	static constexpr u32 head_pass_limit = 4;
 
@@ -250,7 +254,8 @@ private:
 	/*
 	 * Take the lock past the queue (PV only), if no running head spins for
 	 * it: a head that is halted, not yet awake, or preempted would leave the
-	 * lock idle until it runs. One attempt, then, while the lock is held,
+	 * lock idle until it runs (a preempted one only head_pass_limit times
+	 * in a headship). One attempt, then, while the lock is held,
 	 * up to tunables.steal_spins more spins of the same (pvqspinlock's
 	 * hybrid unfair trylock, bounded): a newcomer that gets the lock this
 	 * way never pays for a halt and a kick. It enqueues at once when a
@@ -307,12 +312,17 @@ private:
 	/*
 	 * Steals past a preempted queue head, counted on the head's CPU: a
 	 * head that is preempted again and again would otherwise be passed
-	 * without end, by every vCPU that runs while it does not. Only a
-	 * stealer that holds the lock adds to a count, so no two add at once;
-	 * the head zeroes its count when it becomes head. A hint: a count that
-	 * a nested head (an interrupt's lock on the same CPU) zeroed, or that a
-	 * late stealer raised after the zeroing, changes how many steals one
-	 * head sees, not whether the lock is exclusive.
+	 * without end, by every vCPU that runs while it does not. The stealer
+	 * adds to the count after its steal, while it holds the lock; the head
+	 * zeroes its count when it becomes head. The bound is soft, a hint:
+	 * a stealer that read the count before another's steal may steal too;
+	 * a CPU that is head of two locks (an interrupt's lock over another)
+	 * can be counted by the stealers of both at once, losing an update,
+	 * and the inner headship zeroes the outer's count; a late stealer can
+	 * raise a count just zeroed. Each changes how many steals one head
+	 * sees by a few, never whether the lock is exclusive or a kick is
+	 * lost. Relaxed atomics (READ_ONCE/WRITE_ONCE in the kernel): the
+	 * races are by design, and marked for KCSAN.
 	 */
 	static inline u32 head_passed(u32 head)
 	{
