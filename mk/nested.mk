@@ -20,7 +20,7 @@
 ## nested-cpu-add  (slower tier, ~5 min) nested-test's cpu-add case (two vCPUs hot-added at APIC IDs
 ##                 that are not their numbers, kicked and yielded to), then its negative control
 ##                 on a host that takes an APIC ID for a vCPU index (host/byindex), which must fail
-## nested-hotplug  (slower tier, ~6 min) locktorture with CPU hotplug cycling, pvlock and upstream's lock
+## nested-hotplug  (slower tier, ~11 min) locktorture with CPU hotplug cycling, pvlock and upstream's lock
 ##                 interleaved, two guests each, the scheduler's fair server off (NESTED_HP_FAIR=on: on)
 ## nested-big      (slower tier) a pvlock L2 guest with 64 vCPUs on L1's one CPU: boots, benchmark and
 ##                 locktorture clean (issue 17)
