@@ -2,7 +2,7 @@
 # the nested lab, the kvm.pvlock=0 fallback, a hostile host, and a negative control.
 ## nested-test     L1 with the patched (then a hostile) KVM runs pvlock L2 guests: ABI detected,
 ##                 locktorture clean, host counters moving; locktorture with CPU hotplug cycling, every
-##                 re-onlined CPU registered again (and a guest that does not must be caught);
+##                 re-onlined CPU registered again (its negative control: nested-hotplug);
 ##                 ptticket refused at 200 possible CPUs and taken at 127 (issue 17);
 ##                 kvm.pvlock=0 and the hostile host fall back;
 ##                 then a pvlock guest kexecs, and one crashes into its kdump capture kernel, which
@@ -20,7 +20,8 @@
 ## nested-cpu-add  (slower tier, ~5 min) nested-test's cpu-add case (two vCPUs hot-added at APIC IDs
 ##                 that are not their numbers, kicked and yielded to), then its negative control
 ##                 on a host that takes an APIC ID for a vCPU index (host/byindex), which must fail
-## nested-hotplug  (slower tier, ~11 min) locktorture with CPU hotplug cycling, pvlock and upstream's lock
+## nested-hotplug  (slower tier, ~13 min) nested-test's hotplug negative control (a guest whose re-onlined
+##                 CPUs do not register must be caught), then locktorture with CPU hotplug cycling, pvlock and upstream's lock
 ##                 interleaved, two guests each, the scheduler's fair server off (NESTED_HP_FAIR=on: on)
 ## nested-big      (slower tier) a pvlock L2 guest with 64 vCPUs on L1's one CPU: boots, benchmark and
 ##                 locktorture clean (issue 17)

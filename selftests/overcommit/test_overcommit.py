@@ -907,6 +907,15 @@ def main():
                                                            "console=rcu-stall\ntime_lost=yes"))
     ok(st == "l2-time-lost" and not c.results,
        "a guest that lost seconds of time is a lab failure (retried), never a result")
+    c, st = parse("pvlock", 4, cell_text("pvlock").replace(
+        "console=clean", "console=warning\ntime_lost=yes\nproblem_before_time_lost=yes"))
+    ok(st == oc.PROBLEM_THEN_TIME_LOST and not c.results and c.console == "warning"
+       and not st.startswith("l2-"),
+       "a guest that warned and then lost time: the warning is a result (final, not a lab "
+       "failure, no numbers)")
+    c, st = parse("pvlock", 4, cell_text("pvlock").replace(
+        "console=clean", "console=warning\ntime_lost=yes\nproblem_before_time_lost=no"))
+    ok(st == "l2-time-lost", "a problem only after the lost time stays the lab's (retried)")
     c, st = parse("pvlock", 1, cell_text("pvlock", level=1))
     ok(st == "ok", "1x (a 1-vCPU guest): pvlock standing down is the expected lock")
 
