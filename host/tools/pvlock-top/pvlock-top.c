@@ -608,15 +608,33 @@ static int term_lines(void)
 {
 	struct winsize ws;
 
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 10)
+	/* smaller: not a screen to redraw (the first VM's block and two cuts need 11) */
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 12)
 		return 0;
-	return ws.ws_row;
+	return ws.ws_row - 1;	/* the cursor ends on the last one */
 }
 
-/* A table: per VM a total row, its notes, and its vCPUs while the screen lasts. */
+/* How many wanted VMs the rows from i on hold (rows are sorted by VM). */
+static size_t vms_from(const struct snap *s, size_t i)
+{
+	struct pt_vcpu sum;
+	size_t n = 0;
+
+	while (i < s->n) {
+		n += wanted(s->rows[i].key.tgid);
+		i = vm_rows(s, i, &sum);
+	}
+	return n;
+}
+
+/*
+ * A table: per VM a total row, its notes, and its vCPUs while the screen
+ * lasts; in the live mode (a terminal) what does not fit is cut, and the
+ * cut says how many vCPUs or VMs it left out.
+ */
 static void print_table(const struct snap *s, double secs, bool summary)
 {
-	int lines = summary ? 0 : term_lines(), used;
+	int lines = summary ? 0 : term_lines(), used, reserve;
 	struct pt_vcpu total;
 	char comm[64], label[16], tbuf[32];
 	size_t i, j, end, vms = 0;
@@ -629,11 +647,18 @@ static void print_table(const struct snap *s, double secs, bool summary)
 	if (dropped_events())
 		printf("  (%llu events dropped: maps full)", U(dropped_events()));
 	printf("\n");
-	used = 2;
+	used = 1;
 	for (i = 0; i < s->n; i = end) {
 		end = vm_rows(s, i, &total);
 		if (!wanted(s->rows[i].key.tgid))
 			continue;
+		/* the two lines of a "more VMs" cut, if one may follow this VM */
+		reserve = vms_from(s, end) ? 2 : 0;
+		/* the first VM always; a later one if its six lines and a vCPU row fit */
+		if (lines && vms && used + 7 + reserve > lines) {
+			printf("\n   ... %zu more VMs (-p PID shows one)\n", vms_from(s, i));
+			break;
+		}
 		vms++;
 		vm_comm(s->rows[i].key.tgid, comm, sizeof(comm));
 		printf("\nVM pid %u %s, %zu vCPUs seen\n", s->rows[i].key.tgid, comm, end - i);
@@ -642,7 +667,8 @@ static void print_table(const struct snap *s, double secs, bool summary)
 		print_vm_notes(&total);
 		used += 6;
 		for (j = i; j < end; j++) {
-			if (lines && used >= lines - 1) {
+			/* a row that is not the last needs room for a cut after it */
+			if (lines && used + reserve + (j + 1 < end ? 2 : 1) > lines) {
 				printf("   ... %zu more vCPUs\n", end - j);
 				used++;
 				break;
