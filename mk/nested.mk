@@ -12,10 +12,10 @@
 ##                 upstream L2 guests on the patched KVM, with a lock-per-thread control that must fail
 ## nested-stock    (slower tier, ~5 min) L1 with Debian's stock KVM: a pvlock L2 guest in stock-host
 ##                 mode (halts, locktorture clean, no pvlock counter), and pvlock_stock=off's upstream
-## nested-lifecycle  (slower tier, ~7 min) a pvlock L2 guest under locktorture moved twice between
-##                 QEMU processes in L1 (live migration, then save to a file and restore): finishes
-##                 clean, every destination's host serves it, and the guest sees its areas'
-##                 preempt_seq move throughout; then the same moved by Debian's QEMU, which does not
+## nested-lifecycle  (slower tier, ~10 min) a pvlock L2 guest under locktorture moved three times between
+##                 QEMU processes in L1 (live migration, save to a file and restore, live migration):
+##                 finishes clean with no kick lost, every destination's host serves it, and the guest
+##                 sees its areas' preempt_seq move throughout; then the same moved by Debian's QEMU, which does not
 ##                 restore the areas, whose frozen areas must fail that check (issue 16)
 ## nested-cpu-add  (slower tier, ~5 min) nested-test's cpu-add case (two vCPUs hot-added at APIC IDs
 ##                 that are not their numbers, kicked and yielded to), then its negative control
