@@ -864,6 +864,21 @@ def test_stall_l1(d):
        and len(msg) == 1 and "stuck for 23s" in msg[0] and "pvlock_wait_cpu+0x4d" in msg[0],
        "an L2 stall: kept and failed with its stall line and RIP when L1 ran; a lab failure "
        "when L1's console stalled or lost time in the same attempt")
+    # The same stall, then lost time: the guest's own (final) when L1 ran, the lab's when not.
+    with open(path, "w") as f:
+        f.write(stall.replace("console=soft-lockup,rcu-stall",
+                              "console=soft-lockup,rcu-stall\ntime_lost=yes\n"
+                              "problem_before_time_lost=yes"))
+    states = []
+    for l1 in ("verdict=clean\nkinds=\ntime_lost=no\n",
+               "verdict=clean\nkinds=\ntime_lost=yes\n"):
+        with open(verdict, "w") as f:
+            f.write(l1)
+        c = oc.Cell("pvlock", 4, 1, 0)
+        states.append(oc.parse_cell_file(c, path, Args))
+    ok(states == [oc.PROBLEM_THEN_TIME_LOST, "l2-stall-l1-stalled"],
+       "a stall before lost time: the guest's (final) when L1 ran, retried as the lab's "
+       "when L1's console lost time too (%s)" % states)
 
 
 def test_run_state():
