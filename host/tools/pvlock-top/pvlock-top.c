@@ -410,13 +410,15 @@ static void snap_copy(struct snap *dst, const struct snap *src)
 
 static void fake_snap(struct snap *s)
 {
-	static const __u32 vm_pids[] = { 4242, 4343 };
+	/* three VMs of 2, 3 and 16 vCPUs: the last one's rows overflow a small screen */
+	static const __u32 vm_pids[] = { 4242, 4343, 4444 };
+	static const unsigned int vm_vcpus[] = { 2, 3, 16 };
 	struct pt_key key;
 	struct pt_vcpu *v;
 	unsigned int m, c, k;
 
-	for (m = 0; m < 2; m++) {
-		for (c = 0; c < 2 + m; c++) {
+	for (m = 0; m < 3; m++) {
+		for (c = 0; c < vm_vcpus[m]; c++) {
 			key.tgid = vm_pids[m];
 			key.vcpu_id = c;
 			v = &snap_add(s, &key)->v;
@@ -614,6 +616,9 @@ static int term_lines(void)
 	return ws.ws_row - 1;	/* the cursor ends on the last one */
 }
 
+/* The live table turned the terminal's line wrap off (print_table()). */
+static bool live_screen;
+
 /* How many wanted VMs the rows from i on hold (rows are sorted by VM). */
 static size_t vms_from(const struct snap *s, size_t i)
 {
@@ -640,8 +645,15 @@ static void print_table(const struct snap *s, double secs, bool summary)
 	size_t i, j, end, vms = 0;
 	time_t now = time(NULL);
 
-	if (lines)
-		printf("\033[H\033[J");	/* top-like: one screen, redrawn */
+	/*
+	 * top-like: one screen, redrawn, with line wrap off (a row wider than
+	 * the terminal is cut at its edge, not wrapped onto the next line,
+	 * which the line count below would not see); main() turns it on again
+	 */
+	if (lines) {
+		printf("\033[?7l\033[H\033[J");
+		live_screen = true;
+	}
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&now));
 	printf("pvlock-top %s  %s %.1f s", tbuf, summary ? "summary of" : "interval", secs);
 	if (dropped_events())
@@ -654,7 +666,7 @@ static void print_table(const struct snap *s, double secs, bool summary)
 			continue;
 		/* the two lines of a "more VMs" cut, if one may follow this VM */
 		reserve = vms_from(s, end) ? 2 : 0;
-		/* the first VM always; a later one if its six lines and a vCPU row fit */
+		/* the first VM always; a later one if its six lines and one more fit */
 		if (lines && vms && used + 7 + reserve > lines) {
 			printf("\n   ... %zu more VMs (-p PID shows one)\n", vms_from(s, i));
 			break;
@@ -829,6 +841,8 @@ int main(int argc, char **argv)
 	if (env.fake) {
 		fake_snap(&cur);
 		report(&cur, env.duration ? env.duration : env.interval, env.duration > 0);
+		if (live_screen)
+			printf("\033[?7h");
 		return 0;
 	}
 	err = check_host();
@@ -874,6 +888,8 @@ int main(int argc, char **argv)
 			snap_copy(&prev, &cur);
 		}
 	}
+	if (live_screen)
+		printf("\033[?7h");	/* line wrap on again */
 	pvlock_top_bpf__destroy(skel);
 	free(cur.rows);
 	free(prev.rows);
