@@ -6,7 +6,7 @@
 ## host-selftests      boot L1 with the patched KVM and run those selftests (TAP in $(HOST_LAB_OUT)/selftests)
 ## host-negative       boot L1 with the broken KVM (drops kicks, ignores the CPUID bit, stale area, RAX overwritten, INIT kept, IF=0 wake): passes only if pvlock_test catches it
 ## host-selftests-stock  the same selftests on L1's stock KVM (pvlock_test must skip, the rest pass)
-## host-negative-msrkick  slower tier (~8 min): a KVM whose MSR_KVM_PVLOCK_STATE forgets the pending
+## host-negative-msrkick  slower tier (~2 min once built; one L1 boot): a KVM whose MSR_KVM_PVLOCK_STATE forgets the pending
 ##                     kick (host/msrkick/): pvlock_test's msr_migrate and vmm_reset, and only they, must fail
 ## host-selftests-full  slower tier: every x86_64 KVM selftest on stock and patched KVM, compared,
 ##                     in resumable parts (scripts/host/selftests-full)
