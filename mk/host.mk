@@ -6,8 +6,9 @@
 ## host-selftests      boot L1 with the patched KVM and run those selftests (TAP in $(HOST_LAB_OUT)/selftests)
 ## host-negative       boot L1 with the broken KVM (drops kicks, ignores the CPUID bit, stale area, RAX overwritten, INIT kept, IF=0 wake): passes only if pvlock_test catches it
 ## host-selftests-stock  the same selftests on L1's stock KVM (pvlock_test must skip, the rest pass)
-## host-negative-msrkick  slower tier (~2 min once built; one L1 boot): a KVM whose MSR_KVM_PVLOCK_STATE forgets the pending
-##                     kick (host/msrkick/): pvlock_test's msr_migrate and vmm_reset, and only they, must fail
+## host-negative-msrkick  slower tier (~2 min once built; one L1 boot): a KVM that forgets a pending kick when user space
+##                     restores state (host/msrkick/: MSR_KVM_PVLOCK_STATE does not save it, KVM_SET_MP_STATE drops it):
+##                     pvlock_test's msr_migrate, vmm_reset and the two mp_state_*kick*, and only they, must fail
 ## host-selftests-full  slower tier: every x86_64 KVM selftest on stock and patched KVM, compared,
 ##                     in resumable parts (scripts/host/selftests-full)
 ## host-test           the host tier of make test: host-checkpatch + host-selftests + host-negative
@@ -28,12 +29,13 @@ HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh --build $(BUILD)
 # and 0007 (0005: a reset by user space, MSR_KVM_PVLOCK_STATE = 0, is ignored; 0003 also
 # leaves a restored area unresolved), keeps state across INIT (0006) and ends a wait on an
 # interrupt the guest cannot take (0007).  The dropped kicks also fail the kick ring and
-# the waits interrupted by signals.  (All seven are applied together: a case is listed
-# for the fault it was written for; host/README.md says which.)
+# the waits interrupted by signals, and the kicks pending across GET/SET_MP_STATE.  (All
+# seven are applied together: a case is listed for the fault it was written for;
+# host/README.md says which.)
 HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick supported_cpuid enforce_without_bit \
 	no_bookkeeping memslot_change set_regs_during_wait mp_state_during_wait \
-	vmm_reset msr_migrate signal_during_wait irq_during_wait init_during_wait \
-	kick_ring_8vcpus kick_ring_64vcpus
+	mp_state_pending_kick mp_state_kick_while_stopped vmm_reset msr_migrate \
+	signal_during_wait irq_during_wait init_during_wait kick_ring_8vcpus kick_ring_64vcpus
 
 .PHONY: host-modules host-checkpatch host-selftests-build host-selftests \
 	host-negative host-negative-msrkick host-selftests-stock host-selftests-full host-test
@@ -61,13 +63,15 @@ host-negative: host-modules host-selftests-build
 		--out $(HOST_LAB_OUT)/negative -- $(HOST_PAYLOAD) \
 		--expect-fail "$(HOST_NEGATIVE_CASES)"
 
-# The one fault host-negative's seven cannot show alone: with every broken patch applied,
-# msr_migrate fails on the restored area (0003) before its kick is looked at. vmm_reset
-# reads the pending kick back from the MSR too.
+# The faults host-negative's seven cannot show alone, because its dropped kicks fail every
+# kick test first: a pending kick lost when user space saves and restores state.  With
+# every broken patch applied, msr_migrate also fails on the restored area (0003) before its
+# kick is looked at.  vmm_reset reads the pending kick back from the MSR too.
 host-negative-msrkick: host-selftests-build
 	$(HOST_SCRIPTS)/build-kvm-modules --variant msrkick
 	$(HOST_L1_RUN) --kvm-modules $(BUILD)/host/kvm-modules-msrkick --timeout $(HOST_L1_TIMEOUT) \
-		--out $(HOST_LAB_OUT)/negative-msrkick -- $(HOST_PAYLOAD) --expect-fail "vmm_reset msr_migrate"
+		--out $(HOST_LAB_OUT)/negative-msrkick -- $(HOST_PAYLOAD) \
+		--expect-fail "vmm_reset msr_migrate mp_state_pending_kick mp_state_kick_while_stopped"
 
 host-selftests-stock: host-selftests-build
 	$(HOST_L1_RUN) --timeout $(HOST_L1_TIMEOUT) --out $(HOST_LAB_OUT)/stock \

@@ -1044,6 +1044,89 @@ static void test_mp_state_during_wait(void)
 	kvm_vm_free(vm);
 }
 
+/* A kick to itself, pending (no wait took it) while the VMM saves the vCPU. */
+static void guest_kick_across_save(uint32_t self)
+{
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, self), 0);
+	GUEST_SYNC(0);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, PVLOCK_WAIT_MAX_NS), PVLOCK_WAKE_KICK);
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 0), PVLOCK_WAKE_TIMEOUT);
+	GUEST_DONE();
+}
+
+/* vCPU 0 waits until caught; vCPU 1 kicks it while the host holds it stopped. */
+static void guest_kick_stopped_waiter(uint32_t id)
+{
+	if (id == 0)
+		guest_wait_until_caught();
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_KICK, 0), 0);
+	GUEST_DONE();
+}
+
+/* Save the vCPU's MP state and restore it, as QEMU does whenever it syncs a vCPU. */
+static void mp_state_round_trip(struct kvm_vcpu *vcpu)
+{
+	struct kvm_mp_state mp;
+
+	vcpu_mp_state_get(vcpu, &mp);
+	TEST_ASSERT(mp.mp_state == KVM_MP_STATE_RUNNABLE,
+		    "vCPU %u (kicked) is saved as mp_state %u, not runnable",
+		    vcpu->id, mp.mp_state);
+	vcpu_mp_state_set(vcpu, &mp);
+}
+
+/*
+ * A pending kick survives KVM_GET/SET_MP_STATE, as pv_unhalted does: the
+ * kick a waiter is owed is not part of the MP state, and a VMM that saves
+ * and restores the MP state on the same VM (every vCPU state sync) must not
+ * lose it.  Here the kick was sent before the wait: the next wait ends at
+ * once with KICK.  Across VMs the kick travels in MSR_KVM_PVLOCK_STATE
+ * (msr_migrate).
+ */
+static void test_mp_state_pending_kick(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_kick_across_save);
+	uint64_t t0;
+
+	vcpu_args_set(vcpu, 1, vcpu->id);
+	TEST_ASSERT_EQ(expect_sync(vcpu), 0);
+	mp_state_round_trip(vcpu);
+	t0 = now_ns();
+	run_to_done(vcpu);
+	TEST_ASSERT(now_ns() - t0 < 900 * NSEC_PER_MSEC,
+		    "the kick pending across GET/SET_MP_STATE was lost: the wait took %lu ms",
+		    (now_ns() - t0) / NSEC_PER_MSEC);
+	TEST_ASSERT_EQ(vcpu_stat(vcpu, "pvlock_wake_kick", NULL, 0), 1);
+	kvm_vm_free(vm);
+}
+
+/*
+ * The same with the kick sent while the waiter was stopped inside its wait
+ * (out of KVM_RUN, as a VMM stops vCPUs to save them): entered again after
+ * the round trip, the wait ends with KICK, not as a spurious wake-up.
+ */
+static void test_mp_state_kick_while_stopped(void)
+{
+	struct kvm_vcpu *vcpus[2];
+	struct kvm_vm *vm = vm_create_with_vcpus(2, guest_kick_stopped_waiter, vcpus);
+	volatile uint64_t *caught = HOST_PTR(vm, shared_flag);
+	uint64_t seen;
+
+	vcpu_args_set(vcpus[0], 1, 0);
+	vcpu_args_set(vcpus[1], 1, 1);
+	stop_in_wait(vcpus[0]);
+	run_to_done(vcpus[1]);			/* the kick, vCPU 0 out of KVM_RUN */
+	mp_state_round_trip(vcpus[0]);
+	*caught = 1;
+	seen = expect_sync(vcpus[0]);
+	TEST_ASSERT(seen == PVLOCK_WAKE_KICK,
+		    "kicked while stopped in its wait and restored, the wait returned %lu, not PVLOCK_WAKE_KICK",
+		    seen);
+	run_to_done(vcpus[0]);
+	kvm_vm_free(vm);
+}
+
 /* ------------------------------------------------------------------ */
 /* Signals to the vCPU thread during a wait                            */
 /* ------------------------------------------------------------------ */
@@ -2237,6 +2320,8 @@ static const struct test_case tests[] = {
 	{ "memslot_change", test_memslot_change, true },
 	{ "set_regs_during_wait", test_set_regs_during_wait, true },
 	{ "mp_state_during_wait", test_mp_state_during_wait, true },
+	{ "mp_state_pending_kick", test_mp_state_pending_kick, true },
+	{ "mp_state_kick_while_stopped", test_mp_state_kick_while_stopped, true },
 	{ "signal_during_wait", test_signal_during_wait, true },
 	{ "irq_during_wait", test_irq_during_wait, true },
 	{ "init_during_wait", test_init_during_wait, true },
