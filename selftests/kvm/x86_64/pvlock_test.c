@@ -6,13 +6,19 @@
  * Guest and host code live together, as in every KVM selftest: the guest
  * issues the hypercall and checks results with GUEST_ASSERT*, the host runs
  * the vCPUs, handles ucalls and checks what only the host can see (time,
- * binary stats, scheduling).  Every case runs in its own child process so
- * one failure (or hang: each child has an alarm) is one "not ok" line of
- * TAP and the others still run.
+ * binary stats, scheduling).  Every case is a test of the kselftest
+ * harness (kselftest_harness.h), in the fixture "pvlock": TAP names it
+ * pvlock.<case>, -l lists the cases, -r pvlock.<case> or -t <case> runs one.
+ * The harness runs each in a child process of its own, so one failure (or
+ * hang: each case has an alarm) is one "not ok" line of TAP and the others
+ * still run.
  *
- * The whole test is skipped on a host without pvlock (QUERY answers
- * -KVM_ENOSYS), except the case that turns pvlock off with the module
- * parameter and checks exactly that answer.
+ * Every case needs a host with pvlock on: the fixture's setup skips it on a
+ * host without pvlock (QUERY answers -KVM_ENOSYS, no kvm.pvlock parameter)
+ * and fails it where kvm.pvlock exists and QUERY still answers -KVM_ENOSYS.
+ * The two cases that turn the parameter off (param_off_enosys checks exactly
+ * that answer) get it back from the fixture's teardown, which runs in the
+ * case's parent process, whatever the case did.
  *
  * Every VM gets KVM_GET_SUPPORTED_CPUID as its CPUID (the library's
  * default), so it has KVM_FEATURE_PVLOCK unless a case clears it: the
@@ -26,14 +32,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/kvm_para.h>
 
 #include "apic.h"
-#include "kselftest.h"
+#include "kselftest_harness.h"
 #include "kvm_util.h"
 #include "processor.h"
 #include "test_util.h"
@@ -2284,7 +2289,7 @@ static void test_no_bookkeeping(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* Runner                                                              */
+/* The fixture and the cases, on the kselftest harness                 */
 /* ------------------------------------------------------------------ */
 
 static void guest_probe(void)
@@ -2303,91 +2308,235 @@ static uint64_t probe(void)
 	return r;
 }
 
-struct test_case {
-	const char *name;
-	void (*fn)(void);
-	bool needs_pvlock;
-};
+/*
+ * A case's own bound: its SIGALRM ends the case's process alone.  The
+ * harness's bound, a little later, is the backstop: it SIGKILLs the case's
+ * whole process group, the parent that runs FIXTURE_TEARDOWN_PARENT()
+ * included, so it must not be the one that ends a case that turned
+ * kvm.pvlock off.
+ */
+#define CASE_SECONDS	120
+#define HARNESS_SECONDS	(CASE_SECONDS + 10)
 
-static const struct test_case tests[] = {
-	{ "query_and_version", test_query, true },
-	{ "bad_inputs", test_bad_inputs, true },
-	{ "register_area", test_register, true },
-	{ "kick_before_wait", test_kick_before_wait, true },
-	{ "wait_timeout", test_wait_timeout, true },
-	{ "wait_then_kick", test_wait_then_kick, true },
-	{ "yield_to_preempted", test_yield, true },
-	{ "memslot_change", test_memslot_change, true },
-	{ "set_regs_during_wait", test_set_regs_during_wait, true },
-	{ "mp_state_during_wait", test_mp_state_during_wait, true },
-	{ "mp_state_pending_kick", test_mp_state_pending_kick, true },
-	{ "mp_state_kick_while_stopped", test_mp_state_kick_while_stopped, true },
-	{ "signal_during_wait", test_signal_during_wait, true },
-	{ "irq_during_wait", test_irq_during_wait, true },
-	{ "init_during_wait", test_init_during_wait, true },
-	{ "kick_ring_8vcpus", test_kick_ring_8, true },
-	{ "kick_ring_64vcpus", test_kick_ring_64, true },
-	{ "vmm_reset", test_vmm_reset, true },
-	{ "msr_migrate", test_msr_migrate, true },
-	{ "cpl3_eperm", test_cpl3, true },
-	{ "hammer", test_hammer, true },
-	{ "hostile_neighbour", test_neighbour, true },
-	{ "param_off_enosys", test_disabled, false },
-	{ "supported_cpuid", test_supported_cpuid, false },
-	{ "enforce_without_bit", test_enforce_without_bit, true },
-	{ "enforce_with_bit", test_enforce_with_bit, true },
-	{ "no_enforce_without_bit", test_no_enforce_without_bit, true },
-	{ "no_bookkeeping", test_no_bookkeeping, true },
-};
-
-int main(int argc, char *argv[])
+static void on_case_timeout(int sig)
 {
-	const char *only = argc > 1 ? argv[1] : NULL;
-	bool have_pvlock;
-	int i, status;
-	uint64_t r;
-	pid_t pid;
+	static const char msg[] = "# timed out: the case's alarm fired after "
+				  __stringify(CASE_SECONDS) " s\n";
 
-	ksft_print_header();
+	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+	/* SA_RESETHAND: the default action, which ends the process. */
+	raise(sig);
+}
+
+/* kvm.pvlock's value, without the newline, in @val; -1 if unreadable. */
+static int read_param(char *val, size_t size)
+{
+	int fd = open(PVLOCK_PARAM, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, val, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	val[n] = '\0';
+	val[strcspn(val, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * @param: kvm.pvlock as the setup found it (empty: no such parameter).
+ * FIXTURE_TEARDOWN_PARENT() makes the fixture data shared with the case's
+ * process, so the teardown, in the parent, sees what the setup read.
+ */
+FIXTURE(pvlock) {
+	char param[8];
+};
+
+/*
+ * Runs in the case's process, before the case: its alarm, then the host
+ * check (skip on stock KVM; a host with the parameter that answers
+ * -KVM_ENOSYS has pvlock off, which no case expects, and fails).
+ */
+FIXTURE_SETUP(pvlock)
+{
+	struct sigaction sa = { .sa_handler = on_case_timeout, .sa_flags = SA_RESETHAND };
+	uint64_t r;
+
+	TEST_ASSERT(!sigaction(SIGALRM, &sa, NULL), "sigaction");
+	alarm(CASE_SECONDS);
+
 	r = probe();
-	have_pvlock = r != (uint64_t)-KVM_ENOSYS;
-	if (!have_pvlock && access(PVLOCK_PARAM, F_OK))
-		ksft_exit_skip("pvlock hypercall absent (stock KVM): QUERY = %ld\n", (long)r);
-	if (!have_pvlock)
-		ksft_exit_fail_msg("QUERY says -KVM_ENOSYS but %s exists: is it 0?\n",
-				   PVLOCK_PARAM);
+	if (r == (uint64_t)-KVM_ENOSYS) {
+		if (access(PVLOCK_PARAM, F_OK))
+			SKIP(return, "pvlock hypercall absent (stock KVM): QUERY = %ld", (long)r);
+		TEST_FAIL("QUERY says -KVM_ENOSYS but %s exists: is it 0?", PVLOCK_PARAM);
+	}
 	ksft_print_msg("QUERY: 0x%lx (major %u minor %u features 0x%x)\n", r,
 		       PVLOCK_QUERY_MAJOR(r), PVLOCK_QUERY_MINOR(r),
 		       PVLOCK_QUERY_FEATURES(r));
-
-	ksft_set_plan(ARRAY_SIZE(tests));
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		if (only && strcmp(only, tests[i].name)) {
-			ksft_test_result_skip("%s (not selected)\n", tests[i].name);
-			continue;
-		}
-		pid = fork();
-		TEST_ASSERT(pid >= 0, "fork");
-		if (!pid) {
-			alarm(120);
-			tests[i].fn();
-			exit(KSFT_PASS);
-		}
-		TEST_ASSERT(waitpid(pid, &status, 0) == pid, "waitpid");
-		if (!tests[i].needs_pvlock)
-			write_param("Y");
-
-		if (WIFEXITED(status) && WEXITSTATUS(status) == KSFT_PASS)
-			ksft_test_result_pass("%s\n", tests[i].name);
-		else if (WIFEXITED(status) && WEXITSTATUS(status) == KSFT_SKIP)
-			ksft_test_result_skip("%s\n", tests[i].name);
-		else if (WIFSIGNALED(status))
-			ksft_test_result_fail("%s (signal %d%s)\n", tests[i].name,
-					      WTERMSIG(status),
-					      WTERMSIG(status) == SIGALRM ? ", timed out" : "");
-		else
-			ksft_test_result_fail("%s (exit %d)\n", tests[i].name,
-					      WEXITSTATUS(status));
-	}
-	ksft_finished();
+	if (read_param(self->param, sizeof(self->param)))
+		self->param[0] = '\0';
 }
+
+/*
+ * Runs in the case's parent once the case's process has ended, however it
+ * ended (passed, failed a TEST_ASSERT, crashed, or its alarm fired): a case
+ * that left kvm.pvlock other than it found it (param_off_enosys,
+ * supported_cpuid) gets it written back before the next case runs.
+ */
+FIXTURE_TEARDOWN_PARENT(pvlock)
+{
+	char now[sizeof(self->param)] = "";
+
+	if (!self->param[0] ||
+	    (!read_param(now, sizeof(now)) && !strcmp(now, self->param)))
+		return;
+	ksft_print_msg("kvm.pvlock is %s after the case: writing %s back\n",
+		       now[0] ? now : "unreadable", self->param);
+	EXPECT_EQ(0, write_param(self->param));
+}
+
+/* One harness test per case, named as the case; the order is the run's. */
+TEST_F_TIMEOUT(pvlock, query_and_version, HARNESS_SECONDS)
+{
+	test_query();
+}
+
+TEST_F_TIMEOUT(pvlock, bad_inputs, HARNESS_SECONDS)
+{
+	test_bad_inputs();
+}
+
+TEST_F_TIMEOUT(pvlock, register_area, HARNESS_SECONDS)
+{
+	test_register();
+}
+
+TEST_F_TIMEOUT(pvlock, kick_before_wait, HARNESS_SECONDS)
+{
+	test_kick_before_wait();
+}
+
+TEST_F_TIMEOUT(pvlock, wait_timeout, HARNESS_SECONDS)
+{
+	test_wait_timeout();
+}
+
+TEST_F_TIMEOUT(pvlock, wait_then_kick, HARNESS_SECONDS)
+{
+	test_wait_then_kick();
+}
+
+TEST_F_TIMEOUT(pvlock, yield_to_preempted, HARNESS_SECONDS)
+{
+	test_yield();
+}
+
+TEST_F_TIMEOUT(pvlock, memslot_change, HARNESS_SECONDS)
+{
+	test_memslot_change();
+}
+
+TEST_F_TIMEOUT(pvlock, set_regs_during_wait, HARNESS_SECONDS)
+{
+	test_set_regs_during_wait();
+}
+
+TEST_F_TIMEOUT(pvlock, mp_state_during_wait, HARNESS_SECONDS)
+{
+	test_mp_state_during_wait();
+}
+
+TEST_F_TIMEOUT(pvlock, mp_state_pending_kick, HARNESS_SECONDS)
+{
+	test_mp_state_pending_kick();
+}
+
+TEST_F_TIMEOUT(pvlock, mp_state_kick_while_stopped, HARNESS_SECONDS)
+{
+	test_mp_state_kick_while_stopped();
+}
+
+TEST_F_TIMEOUT(pvlock, signal_during_wait, HARNESS_SECONDS)
+{
+	test_signal_during_wait();
+}
+
+TEST_F_TIMEOUT(pvlock, irq_during_wait, HARNESS_SECONDS)
+{
+	test_irq_during_wait();
+}
+
+TEST_F_TIMEOUT(pvlock, init_during_wait, HARNESS_SECONDS)
+{
+	test_init_during_wait();
+}
+
+TEST_F_TIMEOUT(pvlock, kick_ring_8vcpus, HARNESS_SECONDS)
+{
+	test_kick_ring_8();
+}
+
+TEST_F_TIMEOUT(pvlock, kick_ring_64vcpus, HARNESS_SECONDS)
+{
+	test_kick_ring_64();
+}
+
+TEST_F_TIMEOUT(pvlock, vmm_reset, HARNESS_SECONDS)
+{
+	test_vmm_reset();
+}
+
+TEST_F_TIMEOUT(pvlock, msr_migrate, HARNESS_SECONDS)
+{
+	test_msr_migrate();
+}
+
+TEST_F_TIMEOUT(pvlock, cpl3_eperm, HARNESS_SECONDS)
+{
+	test_cpl3();
+}
+
+TEST_F_TIMEOUT(pvlock, hammer, HARNESS_SECONDS)
+{
+	test_hammer();
+}
+
+TEST_F_TIMEOUT(pvlock, hostile_neighbour, HARNESS_SECONDS)
+{
+	test_neighbour();
+}
+
+TEST_F_TIMEOUT(pvlock, param_off_enosys, HARNESS_SECONDS)
+{
+	test_disabled();
+}
+
+TEST_F_TIMEOUT(pvlock, supported_cpuid, HARNESS_SECONDS)
+{
+	test_supported_cpuid();
+}
+
+TEST_F_TIMEOUT(pvlock, enforce_without_bit, HARNESS_SECONDS)
+{
+	test_enforce_without_bit();
+}
+
+TEST_F_TIMEOUT(pvlock, enforce_with_bit, HARNESS_SECONDS)
+{
+	test_enforce_with_bit();
+}
+
+TEST_F_TIMEOUT(pvlock, no_enforce_without_bit, HARNESS_SECONDS)
+{
+	test_no_enforce_without_bit();
+}
+
+TEST_F_TIMEOUT(pvlock, no_bookkeeping, HARNESS_SECONDS)
+{
+	test_no_bookkeeping();
+}
+
+TEST_HARNESS_MAIN
