@@ -25,6 +25,7 @@
  * "Discovery and per-VM opt-in" cases do, with and without
  * KVM_CAP_ENFORCE_PV_FEATURE_CPUID.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -190,6 +191,42 @@ static uint64_t vm_stat(struct kvm_vm *vm, const char *name)
 	__vm_get_stat(vm, name, &v, 1);
 	TEST_ASSERT(v != ~0ULL, "no VM stat '%s'", name);
 	return v;
+}
+
+/*
+ * The host's kernel log from now on: /dev/kmsg, read from its end.  The lab
+ * checks the whole log after every program; a case whose fault is a WARN
+ * (the guest sees nothing) checks its own part of it, so that the case
+ * that caused it is the one that fails.
+ */
+static int kmsg_from_now(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	TEST_ASSERT(fd >= 0, "opening /dev/kmsg: %s", strerror(errno));
+	TEST_ASSERT(lseek(fd, 0, SEEK_END) >= 0, "seeking /dev/kmsg: %s", strerror(errno));
+	return fd;
+}
+
+/* No WARN, BUG or oops in the host's log since kmsg_from_now() (@when: during what). */
+static void kmsg_expect_quiet(int fd, const char *when)
+{
+	char rec[2048];
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)	/* records overwritten meanwhile: read on */
+			continue;
+		if (n <= 0)
+			break;
+		rec[n] = 0;
+		TEST_ASSERT(!strstr(rec, "WARNING:") && !strstr(rec, "BUG:") &&
+			    !strstr(rec, "cut here") && !strstr(rec, "Oops"),
+			    "the host's kernel log %s: %s", when, rec);
+	}
+	TEST_ASSERT(n == 0 || errno == EAGAIN, "reading /dev/kmsg: %s", strerror(errno));
+	close(fd);
 }
 
 static cpu_set_t one_cpu(int cpu)
@@ -924,6 +961,39 @@ static void test_msr_migrate(void)
 	kvm_vm_free(vm);
 }
 
+/* Alone in its VM, with an area restored where no memory is. */
+static void guest_yield_unresolved(void)
+{
+	/* Nobody to yield to, and no hint to read: the area is unresolved. */
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_YIELD, PVLOCK_VCPU_ANY), ERR(PVLOCK_EAGAIN));
+	GUEST_ASSERT_EQ(op(PVLOCK_OP_WAIT, 0), PVLOCK_WAKE_TIMEOUT);
+	GUEST_DONE();
+}
+
+#define UNMAPPED_GPA	0xe0000000ULL	/* in no memslot of any VM here */
+
+/*
+ * A VMM restores an area whose GPA is in no memslot (a BAR disabled since it
+ * was registered, or garbage: the MSR's restore makes no check REGISTER
+ * makes).  The registration stands, unresolved; a yield to any vCPU, which
+ * reads the guest's hint through the area, must not read through the
+ * unresolved cache: on a new vCPU its length is 0, and the cached accessor
+ * WARNs.
+ */
+static void test_msr_restore_unmapped(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_yield_unresolved);
+	int kmsg = kmsg_from_now();
+
+	vcpu_set_msr(vcpu, PVLOCK_MSR_STATE, UNMAPPED_GPA | PVLOCK_MSR_AREA_ENABLED);
+	run_to_done(vcpu);
+	TEST_ASSERT_EQ(vcpu_get_msr(vcpu, PVLOCK_MSR_STATE),
+		       UNMAPPED_GPA | PVLOCK_MSR_AREA_ENABLED);
+	kmsg_expect_quiet(kmsg, "after a yield to any vCPU with a restored area in no memslot");
+	kvm_vm_free(vm);
+}
+
 /* ------------------------------------------------------------------ */
 /* User space sets the registers while a vCPU waits                    */
 /* ------------------------------------------------------------------ */
@@ -1140,6 +1210,85 @@ static void test_mp_state_kick_while_stopped(void)
 		    "kicked while stopped in its wait and restored, the wait returned %lu, not PVLOCK_WAKE_KICK",
 		    seen);
 	run_to_done(vcpus[0]);
+	kvm_vm_free(vm);
+}
+
+/*
+ * A VMM resets the vCPU (MSR_KVM_PVLOCK_STATE = 0, as QEMU's system reset
+ * writes it) while it waits with interrupts off: the reset forgets the wait
+ * and cancels its bound, so it must not leave the vCPU halted, with nothing
+ * to end the halt.  The wait returns with no stated reason.
+ */
+static void test_vmm_reset_during_wait(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_wait_until_caught);
+	volatile uint64_t *caught = HOST_PTR(vm, shared_flag);
+	struct kvm_mp_state mp;
+	uint64_t seen, t0;
+
+	stop_in_wait(vcpu);
+	vcpu_set_msr(vcpu, PVLOCK_MSR_STATE, 0);
+	TEST_ASSERT_EQ(vcpu_get_msr(vcpu, PVLOCK_MSR_STATE), 0);
+	vcpu_mp_state_get(vcpu, &mp);
+	TEST_ASSERT(mp.mp_state == KVM_MP_STATE_RUNNABLE,
+		    "reset by user space inside a wait, the vCPU is left in mp_state %u: halted, with the bound that would end the halt gone",
+		    mp.mp_state);
+	*caught = 1;
+	t0 = now_ns();
+	seen = expect_sync(vcpu);
+	TEST_ASSERT(seen == PVLOCK_WAKE_IRQ,
+		    "the wait a reset ended returned %lu, not PVLOCK_WAKE_IRQ", seen);
+	TEST_ASSERT(now_ns() - t0 < 500 * NSEC_PER_MSEC,
+		    "the vCPU reset inside a wait did not run at once (%lu ms)",
+		    (now_ns() - t0) / NSEC_PER_MSEC);
+	run_to_done(vcpu);
+	kvm_vm_free(vm);
+}
+
+/*
+ * A VMM that knows nothing of pvlock resets the VM while an AP waits: it
+ * sets the AP's MP state to UNINITIALIZED (to wait for INIT and SIPI), and
+ * writes no pvlock MSR.  The wait's bound expires meanwhile; that must not
+ * make the vCPU look runnable, or its KVM_RUN returns -EAGAIN at once, in a
+ * loop, until an INIT that may never come.  KVM_RUN must block, as for any
+ * vCPU in that state, until a signal; made runnable, the vCPU ends the wait
+ * with its real reason (the bound).
+ */
+static void test_mp_state_reset_during_wait(void)
+{
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_wait_until_caught);
+	volatile uint64_t *caught = HOST_PTR(vm, shared_flag);
+	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_UNINITIALIZED };
+	struct signaller_args s = { .target = pthread_self() };
+	pthread_t signaller;
+	uint64_t seen, t0, blocked_ms;
+	int r, err;
+
+	stop_in_wait(vcpu);	/* (and SIGUSR1 interrupts KVM_RUN from now on) */
+	vcpu_mp_state_set(vcpu, &mp);
+	usleep((PVLOCK_WAIT_MAX_NS / 1000) + 200 * 1000);	/* past the wait's bound */
+
+	pthread_create(&signaller, NULL, signaller_thread, &s);
+	t0 = now_ns();
+	r = __vcpu_run(vcpu);
+	err = errno;
+	blocked_ms = (now_ns() - t0) / NSEC_PER_MSEC;
+	s.stop = true;
+	pthread_join(signaller, NULL);
+	TEST_ASSERT(r == -1 && err == EINTR,
+		    "KVM_RUN of a vCPU set UNINITIALIZED inside a wait returned %d (errno %d) after %lu ms, not blocked until a signal: the expired wait made it look runnable",
+		    r, err, blocked_ms);
+
+	mp.mp_state = KVM_MP_STATE_RUNNABLE;
+	vcpu_mp_state_set(vcpu, &mp);
+	*caught = 1;
+	seen = expect_sync(vcpu);
+	TEST_ASSERT(seen == PVLOCK_WAKE_TIMEOUT,
+		    "made runnable again, the wait returned %lu, not PVLOCK_WAKE_TIMEOUT (its bound expired)",
+		    seen);
+	run_to_done(vcpu);
 	kvm_vm_free(vm);
 }
 
@@ -2468,6 +2617,16 @@ TEST_F_TIMEOUT(pvlock, mp_state_kick_while_stopped, HARNESS_SECONDS)
 	test_mp_state_kick_while_stopped();
 }
 
+TEST_F_TIMEOUT(pvlock, vmm_reset_during_wait, HARNESS_SECONDS)
+{
+	test_vmm_reset_during_wait();
+}
+
+TEST_F_TIMEOUT(pvlock, mp_state_reset_during_wait, HARNESS_SECONDS)
+{
+	test_mp_state_reset_during_wait();
+}
+
 TEST_F_TIMEOUT(pvlock, signal_during_wait, HARNESS_SECONDS)
 {
 	test_signal_during_wait();
@@ -2501,6 +2660,11 @@ TEST_F_TIMEOUT(pvlock, vmm_reset, HARNESS_SECONDS)
 TEST_F_TIMEOUT(pvlock, msr_migrate, HARNESS_SECONDS)
 {
 	test_msr_migrate();
+}
+
+TEST_F_TIMEOUT(pvlock, msr_restore_unmapped, HARNESS_SECONDS)
+{
+	test_msr_restore_unmapped();
 }
 
 TEST_F_TIMEOUT(pvlock, cpl3_eperm, HARNESS_SECONDS)
