@@ -212,7 +212,7 @@ struct PvTicket : TicketWord<P> {
 			/*
 			 * Dekker with a halting waiter: we store head then read
 			 * flags, it stores flags then reads head. The full fence
-			 * pairs with the one implied by its fetch_or. Needed on
+			 * pairs with its seq_cst fetch_or and head load. Needed on
 			 * x86: our head store is a plain MOV, which a later load
 			 * passes (test_sim_memory, tso and weak: a lost wake-up):
 			 *
@@ -300,10 +300,14 @@ private:
 		 * On x86 a LOCK OR whatever the order. Relaxed on weak memory
 		 * (test_sim_memory: a lost wake-up), the unlocker sees slow and
 		 * our node still running, and does not kick; then our halted
-		 * state lands and we halt on it.
+		 * state lands and we halt on it. The head load is seq_cst too:
+		 * C++ orders a seq_cst RMW before a later load of another
+		 * location only if that load is seq_cst (POWER lets an acquire
+		 * load pass the stwcx.; x86 and arm64 do not: a plain MOV, an
+		 * LDAR).
 		 */
 		P::fetch_or(byte_of(l, 3), ticket_slow, Order::seq_cst);
-		if (Word::load_head(l) != my) {
+		if (P::load(byte_of(l, 0), Order::seq_cst) != my) {
 			P::hint_waiting_on(owner);
 			/* Halt while halted; the kick for our ticket moves it. */
 			P::wait(&node->state, static_cast<u8>(node_halted));

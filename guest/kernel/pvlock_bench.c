@@ -32,7 +32,8 @@
  *   hold_ns=0         busy time inside the critical section (ndelay)
  *   think_ns=0        busy time between two acquisitions (ndelay)
  *   threads=0         kthreads, bound round-robin to the online CPUs;
- *                     0 = one per online CPU
+ *                     0 = one per online CPU; never more than the
+ *                     algorithm serves (its cpu_limit)
  *   private=0         1: every thread takes a lock of its own (same
  *                     algorithm, never contended), the control that shows
  *                     what time-sharing the vCPUs costs without any lock
@@ -217,6 +218,13 @@ static int bench_one(const struct bench_cfg *cfg, const struct pvlock_algo *algo
 	int ret = 0;
 
 	n = min_t(unsigned int, n, BENCH_MAX_THREADS);
+	/*
+	 * An algorithm serves cpu_limit waiters at most (8-bit tickets: 255,
+	 * pvlock_glue.h); boot refuses it as the spinlock past that, and the
+	 * benchmark runs it with no more threads than it serves.
+	 */
+	if (algo)
+		n = min_t(unsigned int, n, algo->cpu_limit);
 	sh = kzalloc(sizeof(*sh), GFP_KERNEL);
 	threads = kcalloc(n, sizeof(*threads), GFP_KERNEL);
 	if (!sh || !threads) {

@@ -33,6 +33,7 @@
 #include <linux/spinlock.h>
 #include <linux/static_call.h>
 #include <linux/string.h>
+#include <linux/syscore_ops.h>
 #include <asm/coco.h>
 #include <asm/hypervisor.h>
 #include <asm/kvm_para.h>
@@ -168,10 +169,16 @@ static const struct pvlock_algo *pvlock_find(const char *name, size_t len)
 
 static int __init pvlock_parse(char *arg)
 {
-	const struct pvlock_algo *a;
+	const struct pvlock_algo *a = NULL;
+	bool force = false, off = false;
 	char *comma;
 	size_t len;
 
+	/*
+	 * The last valid pvlock= wins whole, as for other parameters (a boot
+	 * loader appends to the command line); an invalid one is reported and
+	 * changes nothing.
+	 */
 	if (!arg || !*arg)
 		goto bad;
 	comma = strchr(arg, ',');
@@ -179,34 +186,34 @@ static int __init pvlock_parse(char *arg)
 	if (comma) {
 		if (strcmp(comma + 1, "force"))
 			goto bad;
-		pvlock_force = true;
+		force = true;
 	}
-	if (len == 3 && !strncmp(arg, "off", 3) && !comma) {
-		pvlock_off = true;
-		return 0;
+	off = len == 3 && !strncmp(arg, "off", 3);
+	if (off || (len == 4 && !strncmp(arg, "auto", 4))) {
+		if (comma)
+			goto bad;
+		goto set;
 	}
-	if (len == 4 && !strncmp(arg, "auto", 4) && !comma)
-		return 0;
 	a = pvlock_find(arg, len);
 	if (!a) {
 		snprintf(pvlock_param_error, sizeof(pvlock_param_error),
 			 "unknown algorithm in pvlock=%s", arg);
-		pvlock_force = false;
 		return 0;
 	}
 	if (a->bench_only) {
 		snprintf(pvlock_param_error, sizeof(pvlock_param_error),
 			 "pvlock=%s: \"%s\" is for the benchmark only, never a spinlock",
 			 arg, a->name);
-		pvlock_force = false;
 		return 0;
 	}
+set:
+	pvlock_off = off;
 	pvlock_wanted = a;
+	pvlock_force = force;
 	return 0;
 bad:
 	snprintf(pvlock_param_error, sizeof(pvlock_param_error),
 		 "malformed pvlock=%s", arg ? arg : "");
-	pvlock_force = false;
 	return 0;
 }
 early_param("pvlock", pvlock_parse);
@@ -263,12 +270,19 @@ static_assert(KVM_FEATURE_PVLOCK == PVLOCK_KVM_FEATURE);
 static bool pvlock_probe __initdata;
 static bool pvlock_probed __initdata;	/* found by the probe, no bit */
 
+static char pvlock_probe_error[48] __initdata;
+
 static int __init pvlock_probe_parse(char *arg)
 {
+	bool probe;
+
 	if (!arg)
 		pvlock_probe = true;
-	else if (kstrtobool(arg, &pvlock_probe))
-		pvlock_probe = false;
+	else if (!kstrtobool(arg, &probe))
+		pvlock_probe = probe;
+	else
+		snprintf(pvlock_probe_error, sizeof(pvlock_probe_error),
+			 "pvlock_probe=%s", arg);
 	return 0;
 }
 early_param("pvlock_probe", pvlock_probe_parse);
@@ -674,10 +688,13 @@ bool pvlock_area_sample(unsigned int cpu, u8 *preempted, u32 *preempt_seq,
  * ciphertext into the areas. On SEV the per-CPU copies are mapped decrypted
  * (shared), every possible CPU's at once so that a CPU coming online later
  * finds its copy ready, exactly when kvm.c does its own (before
- * native_smp_prepare_boot_cpu()). Other platforms (TDX) would need the
- * memory converted to shared at run time: refused, and pvlock stays off.
+ * native_smp_prepare_boot_cpu()). Other platforms (TDX) are refused with or
+ * without the area (@area: the host offers it): the memory would need
+ * converting to shared at run time, and the wait with interrupts on issues
+ * VMCALL inline, which TDX does not route to the host (kvm_hypercall*() do).
+ * pvlock then stays off.
  */
-static int __init pvlock_areas_share(void)
+static int __init pvlock_areas_share(bool area)
 {
 	unsigned int cpu;
 	int ret;
@@ -686,6 +703,8 @@ static int __init pvlock_areas_share(void)
 		return 0;
 	if (cc_vendor != CC_VENDOR_AMD)
 		return -EOPNOTSUPP;
+	if (!area)
+		return 0;
 	for_each_possible_cpu(cpu) {
 		ret = early_set_memory_decrypted((unsigned long)&per_cpu(pvlock_vcpu_area, cpu),
 						 sizeof(struct pvlock_vcpu_area));
@@ -695,7 +714,7 @@ static int __init pvlock_areas_share(void)
 	return 0;
 }
 
-/* --- reboot, kexec, kdump ---------------------------------------------------- */
+/* --- reboot, kexec, kdump, suspend ------------------------------------------- */
 
 /*
  * The host writes a registered area until the vCPU unregisters it or is
@@ -793,10 +812,46 @@ static void pvlock_crash_shutdown(struct pt_regs *regs)
 }
 #endif
 
+/*
+ * Suspend to RAM, hibernation and kexec with preserve_context:
+ * syscore_suspend() runs on the boot CPU alone with interrupts off, the
+ * others already offline (pvlock_cpu_offline() unregistered theirs). The
+ * boot CPU's area goes off too, as kvm.c's kvm_suspend() does for steal
+ * time: a hibernation's restore kernel jumps into the saved image, whose
+ * memory at this kernel's area may hold anything, and a suspend to RAM
+ * ends in a reset by the VMM. syscore_resume() registers the area of the
+ * kernel that resumes (the image's, after a hibernation) again, unless the
+ * system is going down; the other CPUs register theirs as they come online.
+ */
+static int pvlock_syscore_suspend(void *unused)
+{
+	pvlock_area_unregister();
+	return 0;
+}
+
+static void pvlock_syscore_resume(void *unused)
+{
+	long ret = pvlock_area_register();
+
+	if (ret)
+		pr_warn("resume: cpu %u: shared area not registered (%ld)\n",
+			smp_processor_id(), ret);
+}
+
+static const struct syscore_ops pvlock_syscore_ops = {
+	.suspend = pvlock_syscore_suspend,
+	.resume = pvlock_syscore_resume,
+};
+
+static struct syscore pvlock_syscore = {
+	.ops = &pvlock_syscore_ops,
+};
+
 /* From an initcall: machine_ops is read-only once init is over. */
 static void __init pvlock_lifecycle_init(void)
 {
 	register_reboot_notifier(&pvlock_reboot_nb);
+	register_syscore(&pvlock_syscore);
 #ifdef CONFIG_CRASH_DUMP
 	pvlock_next_crash_shutdown = machine_ops.crash_shutdown;
 	machine_ops.crash_shutdown = pvlock_crash_shutdown;
@@ -1025,8 +1080,8 @@ void __init pvlock_spinlock_select(void)
 	 * A confidential guest that cannot share the area in clear is told
 	 * apart from a host that refuses it, but ends the same way.
 	 */
-	if (pvlock_host && (pvlock_features & PVLOCK_F_AREA)) {
-		ret = pvlock_areas_share();
+	if (pvlock_host) {
+		ret = pvlock_areas_share(pvlock_features & PVLOCK_F_AREA);
 		if (ret) {
 			pvlock_host = false;
 			snprintf(pvlock_reason_buf, sizeof(pvlock_reason_buf),
@@ -1098,6 +1153,9 @@ static int __init pvlock_report(void)
 	if (pvlock_param_error[0])
 		pr_warn("%s: ignored; expected pvlock=off|auto|<algorithm>[,force]\n",
 			pvlock_param_error);
+	if (pvlock_probe_error[0])
+		pr_warn("%s: ignored; expected pvlock_probe[=<bool>]\n",
+			pvlock_probe_error);
 	if (pvlock_tune_error[0])
 		pr_warn("%s: skipped; keys: %s\n", pvlock_tune_error,
 			pvlock_tunable_keys);
@@ -1128,8 +1186,14 @@ static int __init pvlock_report(void)
 			pvlock_upstream_choice());
 
 	if (a) {
-		cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "x86/pvlock:online",
-					  pvlock_cpu_online, pvlock_cpu_offline);
+		int ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN,
+						    "x86/pvlock:online",
+						    pvlock_cpu_online,
+						    pvlock_cpu_offline);
+
+		if (ret < 0)
+			pr_err("no CPU hotplug callbacks (%d): a CPU brought online from now on runs without its shared area\n",
+			       ret);
 		pvlock_lifecycle_init();
 	}
 	return 0;
