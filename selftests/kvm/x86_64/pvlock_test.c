@@ -1098,6 +1098,27 @@ static void test_set_regs_during_wait(void)
 }
 
 /*
+ * Release guest_wait_until_caught() (@caught: its shared_flag) and check that
+ * the wait the VMM just made runnable (@how: by what) ends at once, with no
+ * stated reason, and the guest runs to its end.
+ */
+static void expect_woken_at_once(struct kvm_vcpu *vcpu, volatile uint64_t *caught,
+				 const char *how)
+{
+	uint64_t seen, t0;
+
+	*caught = 1;
+	t0 = now_ns();
+	seen = expect_sync(vcpu);
+	TEST_ASSERT(seen == PVLOCK_WAKE_IRQ, "the wait %s returned %lu, not PVLOCK_WAKE_IRQ",
+		    how, seen);
+	TEST_ASSERT(now_ns() - t0 < 500 * NSEC_PER_MSEC,
+		    "the vCPU whose wait %s did not run at once (%lu ms)", how,
+		    (now_ns() - t0) / NSEC_PER_MSEC);
+	run_to_done(vcpu);
+}
+
+/*
  * A VMM saves a vCPU that waits (interrupts off: the selftest guest never
  * enables them) and restores it, as a migration or loadvm does: the state
  * it saved must let the vCPU run, because nothing on the destination knows
@@ -1109,7 +1130,6 @@ static void test_mp_state_during_wait(void)
 	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_wait_until_caught);
 	volatile uint64_t *caught = HOST_PTR(vm, shared_flag);
 	struct kvm_mp_state mp;
-	uint64_t seen, t0;
 
 	stop_in_wait(vcpu);
 	vcpu_mp_state_get(vcpu, &mp);
@@ -1119,14 +1139,7 @@ static void test_mp_state_during_wait(void)
 
 	/* Restored as saved: it runs at once, the wait ending for no stated reason. */
 	vcpu_mp_state_set(vcpu, &mp);
-	*caught = 1;
-	t0 = now_ns();
-	seen = expect_sync(vcpu);
-	TEST_ASSERT(seen == PVLOCK_WAKE_IRQ, "the restored wait returned %lu, not PVLOCK_WAKE_IRQ",
-		    seen);
-	TEST_ASSERT(now_ns() - t0 < 500 * NSEC_PER_MSEC,
-		    "the restored vCPU did not run at once (%lu ms)", (now_ns() - t0) / NSEC_PER_MSEC);
-	run_to_done(vcpu);
+	expect_woken_at_once(vcpu, caught, "restored from its saved MP state");
 	kvm_vm_free(vm);
 }
 
@@ -1225,7 +1238,6 @@ static void test_vmm_reset_during_wait(void)
 	struct kvm_vm *vm = vm_create_with_one_vcpu(&vcpu, guest_wait_until_caught);
 	volatile uint64_t *caught = HOST_PTR(vm, shared_flag);
 	struct kvm_mp_state mp;
-	uint64_t seen, t0;
 
 	stop_in_wait(vcpu);
 	vcpu_set_msr(vcpu, PVLOCK_MSR_STATE, 0);
@@ -1234,15 +1246,7 @@ static void test_vmm_reset_during_wait(void)
 	TEST_ASSERT(mp.mp_state == KVM_MP_STATE_RUNNABLE,
 		    "reset by user space inside a wait, the vCPU is left in mp_state %u: halted, with the bound that would end the halt gone",
 		    mp.mp_state);
-	*caught = 1;
-	t0 = now_ns();
-	seen = expect_sync(vcpu);
-	TEST_ASSERT(seen == PVLOCK_WAKE_IRQ,
-		    "the wait a reset ended returned %lu, not PVLOCK_WAKE_IRQ", seen);
-	TEST_ASSERT(now_ns() - t0 < 500 * NSEC_PER_MSEC,
-		    "the vCPU reset inside a wait did not run at once (%lu ms)",
-		    (now_ns() - t0) / NSEC_PER_MSEC);
-	run_to_done(vcpu);
+	expect_woken_at_once(vcpu, caught, "a reset by user space ended");
 	kvm_vm_free(vm);
 }
 
