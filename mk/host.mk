@@ -30,11 +30,12 @@ HOST_PAYLOAD := $(TOP)/selftests/kvm/run-in-l1.sh --build $(BUILD)
 # leaves a restored area unresolved), keeps state across INIT (0006), ends a wait on an
 # interrupt the guest cannot take (0007), and undoes 0008 and 0009 (0008: a yield to any
 # reads the hint through an unresolved area and WARNs; a wait's expired bound makes a vCPU
-# that user space took out of its halt look runnable; with 0005, a reset by user space
-# leaves a waiting vCPU halted).  The dropped kicks also fail the kick ring and
-# the waits interrupted by signals, and the kicks pending across GET/SET_MP_STATE.  (All
-# seven are applied together: a case is listed for the fault it was written for;
-# host/README.md says which.)
+# that user space took out of its halt look runnable).  vmm_reset_during_wait (a reset by
+# the MSR inside a wait must leave the vCPU runnable, 0009) fails here through 0004 and
+# 0005: the reset is ignored and the waiting vCPU is saved halted.  The dropped kicks also
+# fail the kick ring and the waits interrupted by signals, and the kicks pending across
+# GET/SET_MP_STATE.  (All eight are applied together: a case is listed for the fault it was
+# written for; host/README.md says which.)
 HOST_NEGATIVE_CASES := kick_before_wait wait_then_kick supported_cpuid enforce_without_bit \
 	no_bookkeeping memslot_change set_regs_during_wait mp_state_during_wait \
 	mp_state_pending_kick mp_state_kick_while_stopped vmm_reset msr_migrate \
@@ -70,7 +71,7 @@ host-negative: host-modules host-selftests-build
 		--out $(HOST_LAB_OUT)/negative -- $(HOST_PAYLOAD) \
 		--expect-fail "$(HOST_NEGATIVE_CASES)"
 
-# The faults host-negative's seven cannot show alone, because its dropped kicks fail every
+# The faults host-negative's eight cannot show alone, because its dropped kicks fail every
 # kick test first: a pending kick lost when user space saves and restores state.  With
 # every broken patch applied, msr_migrate also fails on the restored area (0003) before its
 # kick is looked at.  vmm_reset reads the pending kick back from the MSR too.

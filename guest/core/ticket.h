@@ -303,8 +303,8 @@ private:
 		 * state lands and we halt on it. The head load is seq_cst too:
 		 * C++ orders a seq_cst RMW before a later load of another
 		 * location only if that load is seq_cst (POWER lets an acquire
-		 * load pass the stwcx.; x86 and arm64 do not: a plain MOV, an
-		 * LDAR).
+		 * load pass the stwcx., and so may arm64's RCpc LDAPR; a
+		 * seq_cst load is a plain MOV on x86, an LDAR on arm64).
 		 */
 		P::fetch_or(byte_of(l, 3), ticket_slow, Order::seq_cst);
 		if (P::load(byte_of(l, 0), Order::seq_cst) != my) {

@@ -1085,6 +1085,8 @@ void __init pvlock_spinlock_select(void)
 		if (ret) {
 			pvlock_host = false;
 			snprintf(pvlock_reason_buf, sizeof(pvlock_reason_buf),
+				 ret == -EOPNOTSUPP ?
+				 "confidential guest other than SEV: not supported (%ld)" :
 				 "confidential guest cannot share the area with the host (%ld)",
 				 ret);
 			pvlock_reason = pvlock_reason_buf;

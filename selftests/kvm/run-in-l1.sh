@@ -90,6 +90,9 @@ fi
 
 say "kernel $(uname -r); kvm.pvlock=$(cat /sys/module/kvm/parameters/pvlock 2>/dev/null || echo absent)"
 dmesg -c >/dev/null 2>&1 || true
+# debugfs, for pvlock_test's cases that re-arm WARN_ON_ONCE() (clear_warn_once) before
+# they read their part of the kernel log.
+[ -e /sys/kernel/debug/clear_warn_once ] || mount -t debugfs nodev /sys/kernel/debug 2>/dev/null || true
 
 # Tracepoints: count kvm_pvlock_* events while the tests run.
 tracing=/sys/kernel/tracing
