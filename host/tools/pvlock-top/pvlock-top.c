@@ -157,7 +157,15 @@ static int parse_args(int argc, char **argv)
 		case ':':
 			return fail(2, "option '%s' needs a value (see -h)", argv[optind - 1]);
 		default:
-			if (optopt)
+			/*
+			 * For "--json=1" (a value to an option that takes
+			 * none) getopt_long() sets optopt to the option's
+			 * short letter: name the word as typed instead.
+			 */
+			if (!strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
+				return fail(2, "option '%.*s' takes no value (see -h)",
+					    (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+			if (optopt && strncmp(argv[optind - 1], "--", 2))
 				return fail(2, "unknown option '-%c' (see -h)", optopt);
 			return fail(2, "unknown option '%s' (see -h)", argv[optind - 1]);
 		}
@@ -488,23 +496,6 @@ static __u64 dropped_events(void)
 	return env.fake ? 0 : skel->bss->dropped;
 }
 
-/* The upper bound of the log2 bucket that holds the q-quantile; 0 if empty. */
-static __u64 quantile(const __u64 *hist, double q)
-{
-	__u64 total = 0, seen = 0;
-	int i;
-
-	for (i = 0; i < PT_SLOTS; i++)
-		total += hist[i];
-	if (!total)
-		return 0;
-	for (i = 0; i < PT_SLOTS; i++) {
-		seen += hist[i];
-		if (seen >= q * total)
-			break;
-	}
-	return 2ULL << (i < PT_SLOTS ? i : PT_SLOTS - 1);
-}
 
 /* "1.2ms" style: histograms span ns to a second. */
 static const char *human_ns(__u64 ns, char *buf, size_t len)
@@ -515,6 +506,36 @@ static const char *human_ns(__u64 ns, char *buf, size_t len)
 		snprintf(buf, len, "%.1fus", ns / 1e3);
 	else
 		snprintf(buf, len, "%.1fms", ns / 1e6);
+	return buf;
+}
+
+/*
+ * The q-quantile of a histogram, as the bound of its log2 bucket: "< 2.1ms",
+ * or ">= 2.1s" when it is in the last bucket, which has no upper bound (a
+ * wait's duration is measured when the vCPU runs again, so a VM stopped by
+ * its VMM inside a wait lands there); "-" when the histogram is empty.
+ */
+static const char *quantile(const __u64 *hist, double q, char *buf, size_t len)
+{
+	__u64 total = 0, seen = 0;
+	char b[24];
+	int i;
+
+	for (i = 0; i < PT_SLOTS; i++)
+		total += hist[i];
+	if (!total) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	for (i = 0; i < PT_SLOTS - 1; i++) {
+		seen += hist[i];
+		if (seen >= q * total)
+			break;
+	}
+	if (i == PT_SLOTS - 1)
+		snprintf(buf, len, ">= %s", human_ns(1ULL << i, b, sizeof(b)));
+	else
+		snprintf(buf, len, "< %s", human_ns(2ULL << i, b, sizeof(b)));
 	return buf;
 }
 
@@ -540,9 +561,16 @@ static void print_hist(const char *title, const __u64 *hist)
 	printf("    %23s : %-8s distribution\n", "ns", "count");
 	for (i = lo; i <= hi; i++) {
 		stars = (int)((hist[i] * width + max - 1) / max);
-		printf("    %10llu -> %-9llu : %-8llu |%-*.*s|\n",
-		       i ? 1ULL << i : 0ULL, (2ULL << i) - 1, (unsigned long long)hist[i],
-		       width, stars, "****************************************");
+		/* the last bucket has no upper bound (pvlock-top.h) */
+		if (i == PT_SLOTS - 1)
+			printf("    %10llu -> %-9s : %-8llu |%-*.*s|\n", 1ULL << i, "more",
+			       (unsigned long long)hist[i], width, stars,
+			       "****************************************");
+		else
+			printf("    %10llu -> %-9llu : %-8llu |%-*.*s|\n",
+			       i ? 1ULL << i : 0ULL, (2ULL << i) - 1,
+			       (unsigned long long)hist[i], width, stars,
+			       "****************************************");
 	}
 }
 
@@ -567,20 +595,20 @@ static void print_row(const char *label, const struct pt_vcpu *v)
 
 static void print_vm_notes(const struct pt_vcpu *t)
 {
-	char a[24], b[24], c[24], d[24];
+	char a[32], b[32], c[32], d[32];
 	__u64 halted = 0;
 	int i;
 
 	for (i = 0; i < PT_SLOTS; i++)
 		halted += t->wait_hist[i];
-	printf("   wait: %llu ended, avg %s, p50 < %s, p99 < %s;",
+	printf("   wait: %llu ended, avg %s, p50 %s, p99 %s;",
 	       U(t->wake[0] + t->wake[1] + t->wake[2]),
 	       human_ns(halted ? t->wait_ns / halted : 0, a, sizeof(a)),
-	       human_ns(quantile(t->wait_hist, 0.5), b, sizeof(b)),
-	       human_ns(quantile(t->wait_hist, 0.99), c, sizeof(c)));
-	printf(" kick->run: %llu, avg %s, p99 < %s\n", U(t->lat_count),
+	       quantile(t->wait_hist, 0.5, b, sizeof(b)),
+	       quantile(t->wait_hist, 0.99, c, sizeof(c)));
+	printf(" kick->run: %llu, avg %s, p99 %s\n", U(t->lat_count),
 	       human_ns(t->lat_count ? t->lat_ns / t->lat_count : 0, a, sizeof(a)),
-	       human_ns(quantile(t->lat_hist, 0.99), d, sizeof(d)));
+	       quantile(t->lat_hist, 0.99, d, sizeof(d)));
 	printf("   yield targets tried/ok: named %llu/%llu hinted %llu/%llu",
 	       U(t->tries[PT_WHY_NAMED]), U(t->tries_ok[PT_WHY_NAMED]),
 	       U(t->tries[PT_WHY_HINTED]), U(t->tries_ok[PT_WHY_HINTED]));
@@ -706,8 +734,10 @@ static void json_str(const char *s)
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
 			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
+		/* (and bytes past ASCII: a comm cut at 15 bytes may end inside a
+		 * UTF-8 sequence, which would make the line invalid JSON) */
+		else if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			printf("\\u%04x", (unsigned char)*s);
 		else
 			putchar(*s);
 	}
@@ -829,6 +859,14 @@ static void sleep_until(double until)
 	}
 }
 
+/* Exit status 1 if anything written to stdout was lost (a full disk, a closed pipe). */
+static int output_status(void)
+{
+	if (fflush(stdout) || ferror(stdout))
+		return fail(1, "writing the output failed: %s", strerror(errno));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct snap cur = {}, prev = {}, delta = {};
@@ -843,7 +881,7 @@ int main(int argc, char **argv)
 		report(&cur, env.duration ? env.duration : env.interval, env.duration > 0);
 		if (live_screen)
 			printf("\033[?7h");
-		return 0;
+		return output_status();
 	}
 	err = check_host();
 	if (err)
@@ -877,15 +915,23 @@ int main(int argc, char **argv)
 		snap_read(fd, &cur);
 		report(&cur, now_s() - start, true);
 	} else {
+		double last = start, t;
+
 		for (next = start + env.interval; !exiting; next += env.interval) {
 			sleep_until(next);
 			if (exiting)
 				break;
 			snap_read(fd, &cur);
+			t = now_s();
 			snap_copy(&delta, &cur);
 			snap_sub(&delta, &prev);
-			report(&delta, env.interval, false);
+			/* the time the counts cover, which a stop (Ctrl-Z) stretches */
+			report(&delta, t - last, false);
 			snap_copy(&prev, &cur);
+			last = t;
+			/* after a stop, one report for the time missed, not a burst */
+			if (next + env.interval < t)
+				next = t;
 		}
 	}
 	if (live_screen)
@@ -894,5 +940,5 @@ int main(int argc, char **argv)
 	free(cur.rows);
 	free(prev.rows);
 	free(delta.rows);
-	return 0;
+	return output_status();
 }

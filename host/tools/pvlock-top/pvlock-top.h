@@ -10,9 +10,13 @@
 
 #define PT_COMM_LEN	16
 /*
- * log2 buckets of nanoseconds: bucket i counts [2^i, 2^(i+1)), bucket 0
- * also counts 0. A wait is bounded by PVLOCK_WAIT_MAX_NS (1 s < 2^30 ns),
- * so 32 buckets leave room; anything longer lands in the last one.
+ * log2 buckets of nanoseconds, as bcc's tools print them: bucket i counts
+ * [2^i, 2^(i+1)), bucket 0 also counts 0, and the last bucket everything
+ * from 2^31 ns (2.1 s) up: it has no upper bound. A wait is bounded by
+ * PVLOCK_WAIT_MAX_NS (1 s < 2^30 ns), but its duration is measured when the
+ * vCPU runs again, so a VM its VMM stopped inside a wait (a pause, a
+ * migration's downtime) can land there. KVM's pvlock_wake_latency_hist
+ * buckets by fls64(), one higher: its bucket i+1 is this bucket i.
  */
 #define PT_SLOTS	32
 #define PT_MAX_VCPUS	8192	/* (VM, vCPU) pairs tracked at once */
