@@ -1051,13 +1051,33 @@ static void *signaller_thread(void *arg)
 	return NULL;
 }
 
+/* The waits of the vCPU whose end the host counted, whatever the reason. */
+static uint64_t pvlock_wait_ends(struct kvm_vcpu *vcpu)
+{
+	return vcpu_stat(vcpu, "pvlock_wake_kick", NULL, 0) +
+	       vcpu_stat(vcpu, "pvlock_wake_timeout", NULL, 0) +
+	       vcpu_stat(vcpu, "pvlock_wake_irq", NULL, 0);
+}
+
 /* Is the vCPU (out of KVM_RUN) inside a pvlock wait: one begun, not ended? */
 static bool in_pvlock_wait(struct kvm_vcpu *vcpu)
 {
-	return vcpu_stat(vcpu, "pvlock_waits", NULL, 0) >
-	       vcpu_stat(vcpu, "pvlock_wake_kick", NULL, 0) +
-	       vcpu_stat(vcpu, "pvlock_wake_timeout", NULL, 0) +
-	       vcpu_stat(vcpu, "pvlock_wake_irq", NULL, 0);
+	return vcpu_stat(vcpu, "pvlock_waits", NULL, 0) > pvlock_wait_ends(vcpu);
+}
+
+/*
+ * Every wait the vCPU began has its end counted, once, however it ended (a
+ * reset included): the stats a tool pairs with the kvm_pvlock_wake events,
+ * which come from the same place in the host.  @when: after what.
+ */
+static void expect_every_end_counted(struct kvm_vcpu *vcpu, const char *when)
+{
+	uint64_t waits = vcpu_stat(vcpu, "pvlock_waits", NULL, 0);
+	uint64_t ends = pvlock_wait_ends(vcpu);
+
+	TEST_ASSERT(waits == ends,
+		    "%s: %lu waits begun but %lu ends counted (pvlock_wake_kick + _timeout + _irq)",
+		    when, waits, ends);
 }
 
 /*
@@ -1131,6 +1151,7 @@ static void expect_woken_at_once(struct kvm_vcpu *vcpu, volatile uint64_t *caugh
 		    "the vCPU whose wait %s did not run at once (%lu ms)", how,
 		    (now_ns() - t0) / NSEC_PER_MSEC);
 	run_to_done(vcpu);
+	expect_every_end_counted(vcpu, how);
 }
 
 /*
@@ -1660,6 +1681,9 @@ static void test_init_during_wait(void)
 	TEST_ASSERT_EQ(expect_sync(vcpus[0]), 1);
 	expect_reset_by_init(&b, "during a wait");
 	TEST_ASSERT_EQ(vcpu_stat(vcpus[1], "pvlock_waits", NULL, 0), 1);
+	/* ...and its end counted, as an interrupt's (the reason RAX holds). */
+	expect_every_end_counted(vcpus[1], "the INIT during a wait");
+	TEST_ASSERT_EQ(vcpu_stat(vcpus[1], "pvlock_wake_irq", NULL, 0), 1);
 
 	/* INIT with a kick pending (guest_after_init() sends it). */
 	memset((void *)area, 0x5a, sizeof(*area));
@@ -1680,6 +1704,7 @@ static void test_init_during_wait(void)
 	pthread_join(runner, NULL);
 	close(stats);
 	run_to_done(vcpus[0]);
+	expect_every_end_counted(vcpus[1], "two INITs and the waits after them");
 	kvm_vm_free(vm);
 }
 
