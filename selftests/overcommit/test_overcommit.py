@@ -684,13 +684,16 @@ def test_statistics(d):
                   r"95% CI ([0-9.]+)\.\.([0-9.]+) over cells, 4 repeats; "
                   r"about (\d+) repeats needed \(now 4; an estimate", nr)
     # the n at which the lower half-width on the log scale, ln(0.9875 / lo), shrinking as
-    # Student's t(n-1) / sqrt(n) (t's 0.975 quantiles: 3.182 at 3 degrees of freedom, about
-    # 1.96 + 2.5 / n beyond 30), falls below ln(0.9875 / 0.98)
+    # Student's t(n-1) / sqrt(n), falls below ln(0.9875 / 0.98); bench-report's t quantiles
+    # checked against the table's first and the normal limit
+    t = load_report().t975
+    ok(t(1) == 12.706 and t(3) == 3.182 and abs(t(31) - 2.0395) < 1e-3
+       and abs(t(100000) - 1.95998) < 1e-3, "bench-report: Student's t 0.975 quantiles")
     want = 0
     if m:
         half, gap = math.log(0.9875 / float(m.group(1))), math.log(0.9875 / 0.98)
         want = next(k for k in range(5, 100000)
-                    if (1.96 + 2.5 / k) / 3.182 * half * math.sqrt(4 / k) <= gap)
+                    if t(k - 1) / t(3) * half * math.sqrt(4 / k) <= gap)
     ok(m and float(m.group(1)) < 0.98 <= float(m.group(2)) and abs(int(m.group(3)) - want)
        <= 0.03 * want + 1, "bench-report --targets: an interval straddling the threshold is "
        "not resolved, with the repeats needed (%s, ~%.0f expected)" % (

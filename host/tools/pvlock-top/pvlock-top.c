@@ -162,7 +162,8 @@ static int parse_args(int argc, char **argv)
 			 * none) getopt_long() sets optopt to the option's
 			 * short letter: name the word as typed instead.
 			 */
-			if (!strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
+			if (optopt && !strncmp(argv[optind - 1], "--", 2) &&
+			    strchr(argv[optind - 1], '='))
 				return fail(2, "option '%.*s' takes no value (see -h)",
 					    (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
 			if (optopt && strncmp(argv[optind - 1], "--", 2))
@@ -496,16 +497,17 @@ static __u64 dropped_events(void)
 	return env.fake ? 0 : skel->bss->dropped;
 }
 
-
-/* "1.2ms" style: histograms span ns to a second. */
+/* "1.2ms" style: histograms span ns to seconds. */
 static const char *human_ns(__u64 ns, char *buf, size_t len)
 {
 	if (ns < 10000)
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
 	else if (ns < 10000000)
 		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else
+	else if (ns < 1000000000)
 		snprintf(buf, len, "%.1fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1fs", ns / 1e9);
 	return buf;
 }
 
@@ -734,8 +736,10 @@ static void json_str(const char *s)
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
 			printf("\\%c", *s);
-		/* (and bytes past ASCII: a comm cut at 15 bytes may end inside a
-		 * UTF-8 sequence, which would make the line invalid JSON) */
+		/*
+		 * (and bytes past ASCII: a comm cut at 15 bytes may end inside
+		 * a UTF-8 sequence, which would make the line invalid JSON)
+		 */
 		else if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
 			printf("\\u%04x", (unsigned char)*s);
 		else
@@ -859,11 +863,14 @@ static void sleep_until(double until)
 	}
 }
 
-/* Exit status 1 if anything written to stdout was lost (a full disk, a closed pipe). */
+/* Exit status 1 if anything written to stdout was lost (a full disk). */
 static int output_status(void)
 {
-	if (fflush(stdout) || ferror(stdout))
+	if (fflush(stdout))
 		return fail(1, "writing the output failed: %s", strerror(errno));
+	/* (an earlier write's errno may have been overwritten since: no reason) */
+	if (ferror(stdout))
+		return fail(1, "writing the output failed (an earlier write)");
 	return 0;
 }
 
