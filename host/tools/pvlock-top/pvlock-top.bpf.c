@@ -24,7 +24,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PT_MAX_VMS);
-	__type(key, __u32);
+	__type(key, struct pt_vm_id);
 	__type(value, struct pt_vm);
 } vms SEC(".maps");
 
@@ -74,17 +74,18 @@ static __always_inline __u32 slot_of(__u64 v)
 	return r < PT_SLOTS ? r : PT_SLOTS - 1;
 }
 
-/* Name the VM after its thread group leader: vCPU threads are "CPU n/KVM". */
-static __always_inline void note_vm(__u32 tgid)
+/*
+ * Name the VM after its thread group leader (vCPU threads are "CPU n/KVM"),
+ * once per VM: the user side deletes the entry when the VM's process is gone.
+ */
+static __always_inline void note_vm(const struct pt_vm_id *id, struct task_struct *task)
 {
-	struct task_struct *task;
 	struct pt_vm vm = {};
 
-	if (bpf_map_lookup_elem(&vms, &tgid))
+	if (bpf_map_lookup_elem(&vms, id))
 		return;
-	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&vm.comm, task, group_leader, comm);
-	bpf_map_update_elem(&vms, &tgid, &vm, BPF_NOEXIST);
+	bpf_map_update_elem(&vms, id, &vm, BPF_NOEXIST);
 }
 
 /*
@@ -95,16 +96,17 @@ static __always_inline void note_vm(__u32 tgid)
  */
 static __always_inline struct pt_vcpu *vcpu_of(__u32 vcpu_id)
 {
-	struct pt_key key = {
-		.tgid = bpf_get_current_pid_tgid() >> 32,
-		.vcpu_id = vcpu_id,
-	};
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pt_key key = {};
 	struct pt_vcpu *s;
 
+	key.vm.tgid = bpf_get_current_pid_tgid() >> 32;
+	key.vm.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	key.vcpu_id = vcpu_id;
 	s = bpf_map_lookup_elem(&vcpus, &key);
 	if (s)
 		return s;
-	note_vm(key.tgid);
+	note_vm(&key.vm, task);
 	bpf_map_update_elem(&vcpus, &key, &zero, BPF_NOEXIST);
 	s = bpf_map_lookup_elem(&vcpus, &key);
 	if (!s)

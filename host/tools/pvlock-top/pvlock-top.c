@@ -327,6 +327,9 @@ static int check_host(void)
 struct row {
 	struct pt_key key;
 	struct pt_vcpu v;
+	/* the VM's process is gone: its last counts, its name kept from the map */
+	bool exited;
+	char comm[PT_COMM_LEN];
 };
 
 struct snap {
@@ -334,12 +337,23 @@ struct snap {
 	size_t n, cap;
 };
 
+static int vm_cmp(const struct pt_vm_id *x, const struct pt_vm_id *y)
+{
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return 0;
+}
+
+/* By VM (tgid, then start: a reused tgid's VMs in the order they started), then vCPU. */
 static int key_cmp(const void *a, const void *b)
 {
 	const struct pt_key *x = a, *y = b;
+	int c = vm_cmp(&x->vm, &y->vm);
 
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
+	if (c)
+		return c;
 	if (x->vcpu_id != y->vcpu_id)
 		return x->vcpu_id < y->vcpu_id ? -1 : 1;
 	return 0;
@@ -363,7 +377,10 @@ static struct row *snap_add(struct snap *s, const struct pt_key *key)
 	return r;
 }
 
-/* Entries are never deleted, so walking the keys while BPF adds some is safe. */
+/*
+ * BPF only adds entries, and only this side deletes them (sweep_gone(), not
+ * during a walk), so walking the keys while BPF adds some is safe.
+ */
 static int snap_read(int fd, struct snap *s)
 {
 	struct pt_key key, next, *prev = NULL;
@@ -412,7 +429,17 @@ static void snap_copy(struct snap *dst, const struct snap *src)
 
 	dst->n = 0;
 	for (i = 0; i < src->n; i++)
-		snap_add(dst, &src->rows[i].key)->v = src->rows[i].v;
+		*snap_add(dst, &src->rows[i].key) = src->rows[i];
+}
+
+/* dst += src's rows, kept sorted (the summary: the map's VMs and the gone ones). */
+static void snap_merge(struct snap *dst, const struct snap *src)
+{
+	size_t i;
+
+	for (i = 0; i < src->n; i++)
+		*snap_add(dst, &src->rows[i].key) = src->rows[i];
+	qsort(dst->rows, dst->n, sizeof(*dst->rows), key_cmp);
 }
 
 /* --- made-up counts (--fake-data): every output path without a kernel --- */
@@ -422,15 +449,22 @@ static void fake_snap(struct snap *s)
 	/* three VMs of 2, 3 and 16 vCPUs: the last one's rows overflow a small screen */
 	static const __u32 vm_pids[] = { 4242, 4343, 4444 };
 	static const unsigned int vm_vcpus[] = { 2, 3, 16 };
-	struct pt_key key;
+	struct pt_key key = {};
 	struct pt_vcpu *v;
+	struct row *r;
 	unsigned int m, c, k;
 
 	for (m = 0; m < 3; m++) {
 		for (c = 0; c < vm_vcpus[m]; c++) {
-			key.tgid = vm_pids[m];
+			key.vm.tgid = vm_pids[m];
+			key.vm.start_ns = 1000000000ULL * (m + 1);
 			key.vcpu_id = c;
-			v = &snap_add(s, &key)->v;
+			r = snap_add(s, &key);
+			/* the second VM's process is gone: its last report */
+			r->exited = m == 1;
+			if (r->exited)
+				snprintf(r->comm, sizeof(r->comm), "qemu-gone-%u", key.vm.tgid);
+			v = &r->v;
 			k = 10 * (m + 1) + c;
 			v->waits = 10 * k;
 			v->halts = 8 * k;
@@ -468,28 +502,137 @@ static void fake_snap(struct snap *s)
 
 static struct pvlock_top_bpf *skel;
 
-static void vm_comm(__u32 tgid, char *buf, size_t len)
+/*
+ * The start time (clock ticks since boot, field 22) and the name of process
+ * @tgid from /proc/TGID/stat; false if there is no such process.
+ */
+static bool proc_stat(__u32 tgid, unsigned long long *start, char *comm, size_t len)
 {
-	struct pt_vm vm;
-	char path[64];
-	FILE *f;
+	char path[64], buf[1024], *open_paren, *close_paren, *f;
+	size_t n;
+	FILE *fp;
+	int i;
 
-	if (env.fake) {
-		snprintf(buf, len, "qemu-fake-%u", tgid);
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = 0;
+	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return false;
+	if (comm)
+		snprintf(comm, len, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
+	/* fields 3 (state) to 22 (starttime) follow the name */
+	f = close_paren + 1;
+	for (i = 3; i < 22 && f; i++)
+		f = strchr(f + 1, ' ');
+	if (!f)
+		return false;
+	*start = strtoull(f + 1, NULL, 10);
+	return true;
+}
+
+/*
+ * Whether VM @id's process is gone: no process @tgid, or one that started at
+ * another time (the tgid was reused). /proc gives the start in clock ticks,
+ * start_boottime / (NSEC_PER_SEC / CLK_TCK) rounded down, so the two compare
+ * exactly. This side must see the pids BPF sees: the host's pid namespace.
+ */
+static bool vm_gone(const struct pt_vm_id *id)
+{
+	static long ticks_per_s;
+	unsigned long long start;
+
+	if (!ticks_per_s)
+		ticks_per_s = sysconf(_SC_CLK_TCK);
+	if (!proc_stat(id->tgid, &start, NULL, 0))
+		return true;
+	return ticks_per_s > 0 && start != id->start_ns / (1000000000ULL / ticks_per_s);
+}
+
+static void vm_comm(const struct row *r, char *buf, size_t len)
+{
+	unsigned long long start;
+	struct pt_vm vm;
+
+	if (r->exited && r->comm[0]) {
+		snprintf(buf, len, "%.*s", PT_COMM_LEN, r->comm);
 		return;
 	}
-	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.vms), &tgid, &vm) && vm.comm[0]) {
+	if (env.fake) {
+		snprintf(buf, len, "qemu-fake-%u", r->key.vm.tgid);
+		return;
+	}
+	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.vms), &r->key.vm, &vm) && vm.comm[0]) {
 		snprintf(buf, len, "%.*s", PT_COMM_LEN, vm.comm);
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
-	f = fopen(path, "r");
-	if (f && fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = 0;
-	else
+	/* (the name map was full when the VM came) */
+	if (vm_gone(&r->key.vm) || !proc_stat(r->key.vm.tgid, &start, buf, len))
 		snprintf(buf, len, "?");
-	if (f)
-		fclose(f);
+}
+
+/*
+ * The VMs of @seen (the last snapshot) whose process is gone, found before
+ * the next snapshot is read: a gone process adds no event, so that snapshot
+ * holds all of its counts. mark_gone() flags their rows in it.
+ */
+static void find_gone(const struct snap *seen, struct snap *gone)
+{
+	size_t i;
+
+	gone->n = 0;
+	for (i = 0; i < seen->n; i++) {
+		if (i && !vm_cmp(&seen->rows[i].key.vm, &seen->rows[i - 1].key.vm))
+			continue;
+		if (vm_gone(&seen->rows[i].key.vm))
+			snap_add(gone, &seen->rows[i].key);
+	}
+}
+
+static void mark_gone(struct snap *s, const struct snap *gone)
+{
+	struct row *r;
+	size_t i, j;
+
+	for (i = 0; i < s->n; i++)
+		for (j = 0; j < gone->n; j++) {
+			r = &s->rows[i];
+			if (r->exited || vm_cmp(&r->key.vm, &gone->rows[j].key.vm))
+				continue;
+			/* its name, while the map still has it */
+			vm_comm(r, r->comm, sizeof(r->comm));
+			r->exited = true;
+		}
+}
+
+/*
+ * Free the map entries of @s's exited VMs and take their rows out of @s,
+ * into @keep if given (a -d run keeps them for its summary). This is what
+ * keeps the maps from filling on a host that keeps starting VMs.
+ */
+static void sweep_gone(struct snap *s, struct snap *keep)
+{
+	int vcpus_fd = bpf_map__fd(skel->maps.vcpus), vms_fd = bpf_map__fd(skel->maps.vms);
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n; i++) {
+		if (!s->rows[i].exited) {
+			s->rows[n++] = s->rows[i];
+			continue;
+		}
+		bpf_map_delete_elem(vcpus_fd, &s->rows[i].key);
+		if (!i || vm_cmp(&s->rows[i].key.vm, &s->rows[i - 1].key.vm))
+			bpf_map_delete_elem(vms_fd, &s->rows[i].key.vm);
+		if (keep)
+			*snap_add(keep, &s->rows[i].key) = s->rows[i];
+	}
+	s->n = n;
 }
 
 static __u64 dropped_events(void)
@@ -631,7 +774,7 @@ static size_t vm_rows(const struct snap *s, size_t i, struct pt_vcpu *total)
 	size_t end = i;
 
 	memset(total, 0, sizeof(*total));
-	while (end < s->n && s->rows[end].key.tgid == s->rows[i].key.tgid)
+	while (end < s->n && !vm_cmp(&s->rows[end].key.vm, &s->rows[i].key.vm))
 		vm_sum(total, &s->rows[end++].v);
 	return end;
 }
@@ -656,7 +799,7 @@ static size_t vms_from(const struct snap *s, size_t i)
 	size_t n = 0;
 
 	while (i < s->n) {
-		n += wanted(s->rows[i].key.tgid);
+		n += wanted(s->rows[i].key.vm.tgid);
 		i = vm_rows(s, i, &sum);
 	}
 	return n;
@@ -692,7 +835,7 @@ static void print_table(const struct snap *s, double secs, bool summary)
 	used = 1;
 	for (i = 0; i < s->n; i = end) {
 		end = vm_rows(s, i, &total);
-		if (!wanted(s->rows[i].key.tgid))
+		if (!wanted(s->rows[i].key.vm.tgid))
 			continue;
 		/* the two lines of a "more VMs" cut, if one may follow this VM */
 		reserve = vms_from(s, end) ? 2 : 0;
@@ -702,8 +845,10 @@ static void print_table(const struct snap *s, double secs, bool summary)
 			break;
 		}
 		vms++;
-		vm_comm(s->rows[i].key.tgid, comm, sizeof(comm));
-		printf("\nVM pid %u %s, %zu vCPUs seen\n", s->rows[i].key.tgid, comm, end - i);
+		vm_comm(&s->rows[i], comm, sizeof(comm));
+		printf("\nVM pid %u %s, %zu vCPUs seen%s\n", s->rows[i].key.vm.tgid, comm, end - i,
+		       !s->rows[i].exited ? "" : summary ? " (exited)" :
+		       " (exited: its last counts)");
 		print_header_row();
 		print_row("all", &total);
 		print_vm_notes(&total);
@@ -813,11 +958,13 @@ static void print_json(const struct snap *s, double secs, bool summary)
 	printf(",\"vms\":[");
 	for (i = 0; i < s->n; i = end) {
 		end = vm_rows(s, i, &total);
-		if (!wanted(s->rows[i].key.tgid))
+		if (!wanted(s->rows[i].key.vm.tgid))
 			continue;
-		vm_comm(s->rows[i].key.tgid, comm, sizeof(comm));
-		printf("%s{\"pid\":%u,\"comm\":", first ? "" : ",", s->rows[i].key.tgid);
+		vm_comm(&s->rows[i], comm, sizeof(comm));
+		printf("%s{\"pid\":%u,\"comm\":", first ? "" : ",", s->rows[i].key.vm.tgid);
 		json_str(comm);
+		printf(",\"start_boottime_ns\":%llu,\"exited\":%s",
+		       U(s->rows[i].key.vm.start_ns), s->rows[i].exited ? "true" : "false");
 		printf(",\"total\":{");
 		json_counters(&total);
 		printf("},\"vcpus\":[");
@@ -876,7 +1023,7 @@ static int output_status(void)
 
 int main(int argc, char **argv)
 {
-	struct snap cur = {}, prev = {}, delta = {};
+	struct snap cur = {}, prev = {}, delta = {}, gone = {}, kept = {};
 	double start, next;
 	int err, fd;
 
@@ -918,8 +1065,21 @@ int main(int argc, char **argv)
 		/* On stderr in JSON mode too: scripts wait for it to know the tool is attached. */
 		fprintf(stderr, PROG ": counting for %.1f s (Ctrl-C ends it early)\n",
 			env.duration);
-		sleep_until(start + env.duration);
-		snap_read(fd, &cur);
+		/*
+		 * Every interval, the VMs gone since the last look leave the
+		 * maps for the summary's list of exited VMs (kept).
+		 */
+		for (next = start + env.interval; !exiting; next += env.interval) {
+			sleep_until(next < start + env.duration ? next : start + env.duration);
+			find_gone(&prev, &gone);
+			snap_read(fd, &cur);
+			mark_gone(&cur, &gone);
+			if (exiting || now_s() >= start + env.duration)
+				break;
+			sweep_gone(&cur, &kept);
+			snap_copy(&prev, &cur);
+		}
+		snap_merge(&cur, &kept);
 		report(&cur, now_s() - start, true);
 	} else {
 		double last = start, t;
@@ -928,12 +1088,16 @@ int main(int argc, char **argv)
 			sleep_until(next);
 			if (exiting)
 				break;
+			find_gone(&prev, &gone);
 			snap_read(fd, &cur);
+			mark_gone(&cur, &gone);
 			t = now_s();
 			snap_copy(&delta, &cur);
 			snap_sub(&delta, &prev);
 			/* the time the counts cover, which a stop (Ctrl-Z) stretches */
 			report(&delta, t - last, false);
+			/* an exited VM is shown once more, with its last counts, then freed */
+			sweep_gone(&cur, NULL);
 			snap_copy(&prev, &cur);
 			last = t;
 			/* after a stop, one report for the time missed, not a burst */
@@ -947,5 +1111,7 @@ int main(int argc, char **argv)
 	free(cur.rows);
 	free(prev.rows);
 	free(delta.rows);
+	free(gone.rows);
+	free(kept.rows);
 	return output_status();
 }

@@ -32,10 +32,23 @@ enum pt_why {
 	PT_WHY_NR,
 };
 
-/* A VM is the tgid of its vCPU threads (the QEMU process). */
-struct pt_key {
+/*
+ * A VM is the thread group of its vCPU threads (the QEMU process), named by
+ * its tgid and the start time of its leader: a tgid that a later process
+ * reuses is another VM, and the user side can tell that a VM's process is
+ * gone (/proc/TGID/stat has no start time, or another one) and free its
+ * entries. The tracepoints carry no VM identifier of their own.
+ */
+struct pt_vm_id {
 	__u32 tgid;
+	__u32 pad;		/* zero: part of the hash key */
+	__u64 start_ns;		/* group_leader->start_boottime */
+};
+
+struct pt_key {
+	struct pt_vm_id vm;
 	__u32 vcpu_id;
+	__u32 pad;		/* zero */
 };
 
 /*
