@@ -8,7 +8,7 @@
  *   /sys/kernel/debug/pvlock/bench   write a run, read its results
  *   /sys/kernel/debug/pvlock/waits   the WAIT hypercalls since boot:
  *                                    "waits=N wait_timeouts=N lost_kicks=N
- *                                    late_kicks=N"
+ *                                    late_kicks=N nested_kicks=N"
  *   /sys/kernel/debug/pvlock/areas   the shared areas as the host last wrote
  *                                    them, one line per online CPU:
  *                                    "cpu=N registered=0|1 preempted=F
@@ -43,15 +43,16 @@
  *   algo=pvqueued threads=4 duration_ms=200 hold_ns=0 think_ns=0 private=0
  *   acquisitions=N throughput_per_s=N min_thread=N max_thread=N
  *   fairness_permille=N violations=N lost_updates=N waits=N
- *   wait_timeouts=N lost_kicks=N late_kicks=N verdict=ok|FAIL
+ *   wait_timeouts=N lost_kicks=N late_kicks=N nested_kicks=N verdict=ok|FAIL
  * fairness_permille is 1000 * min_thread / max_thread. violations counts
  * critical sections that found another thread inside, lost_updates the
  * increments of the protected counter that went missing: both are zero for
  * any correct lock, and verdict=FAIL otherwise. waits, wait_timeouts,
- * lost_kicks and late_kicks are the WAIT hypercalls made during the run, by
- * every CPU (struct pvlock_wait_stats: the bound fired with the condition
- * still holding, or with it gone and the waker's kick sent but lost, or
- * with it gone and the kick late); all zero without a pvlock host.
+ * lost_kicks, late_kicks and nested_kicks are the WAIT hypercalls made
+ * during the run, by every CPU (struct pvlock_wait_stats: the bound fired
+ * with the condition still holding, or with it gone and the waker's kick
+ * sent but lost, or late, or perhaps taken by a wait nested in an
+ * interrupt); all zero without a pvlock host.
  */
 #define pr_fmt(fmt) "pvlock-bench: " fmt
 
@@ -285,14 +286,14 @@ stop:
 	counted = sh->lock.counter;
 	for (i = 0; i < n; i++)
 		counted += threads[i].own.counter;
-	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u private=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu waits=%llu wait_timeouts=%llu lost_kicks=%llu late_kicks=%llu verdict=%s\n",
+	bench_printf("algo=%s threads=%u duration_ms=%u hold_ns=%u think_ns=%u private=%u acquisitions=%llu throughput_per_s=%llu min_thread=%llu max_thread=%llu fairness_permille=%llu violations=%llu lost_updates=%llu waits=%llu wait_timeouts=%llu lost_kicks=%llu late_kicks=%llu nested_kicks=%llu verdict=%s\n",
 		     algo ? algo->name : "spinlock", n, cfg->duration_ms,
 		     cfg->hold_ns, cfg->think_ns, cfg->private, total,
 		     ns ? div64_u64(total * NSEC_PER_SEC, ns) : 0, min, max,
 		     max ? div64_u64(min * 1000, max) : 0, violations,
 		     total - counted, w.waits - w0.waits,
 		     w.timeouts - w0.timeouts, w.lost_kicks - w0.lost_kicks,
-		     w.late_kicks - w0.late_kicks,
+		     w.late_kicks - w0.late_kicks, w.nested_kicks - w0.nested_kicks,
 		     violations || total != counted ? "FAIL" : "ok");
 out:
 	kfree(threads);
@@ -423,8 +424,8 @@ static int waits_show(struct seq_file *m, void *v)
 	struct pvlock_wait_stats w;
 
 	pvlock_wait_counts(&w);
-	seq_printf(m, "waits=%llu wait_timeouts=%llu lost_kicks=%llu late_kicks=%llu\n",
-		   w.waits, w.timeouts, w.lost_kicks, w.late_kicks);
+	seq_printf(m, "waits=%llu wait_timeouts=%llu lost_kicks=%llu late_kicks=%llu nested_kicks=%llu\n",
+		   w.waits, w.timeouts, w.lost_kicks, w.late_kicks, w.nested_kicks);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(waits);

@@ -22,14 +22,18 @@ bool pvlock_host_ok(void);
  * with the condition still holding (timeouts) or with it gone, the waker's
  * kick not ending the wait: sent after the bound fired or not sent yet
  * (late_kicks: the waker was slow, e.g. preempted before its kick), or sent
- * and never delivered (lost_kicks: a host or guest bug). All zero without
- * CONFIG_PVLOCK_STAT, which PVLOCK_BENCH selects.
+ * and never delivered (lost_kicks: a host or guest bug), or neither known:
+ * another wait ran on the CPU between the bound and the count, in an
+ * interrupt taken as the call returned, and may have ended by that kick
+ * (nested_kicks). All zero without CONFIG_PVLOCK_STAT, which PVLOCK_BENCH
+ * selects.
  */
 struct pvlock_wait_stats {
 	u64 waits;
 	u64 timeouts;
 	u64 lost_kicks;
 	u64 late_kicks;
+	u64 nested_kicks;
 };
 
 void pvlock_wait_counts(struct pvlock_wait_stats *sum);

@@ -370,6 +370,7 @@ void pvlock_wait_counts(struct pvlock_wait_stats *sum)
 		sum->timeouts += READ_ONCE(c->timeouts);
 		sum->lost_kicks += READ_ONCE(c->lost_kicks);
 		sum->late_kicks += READ_ONCE(c->late_kicks);
+		sum->nested_kicks += READ_ONCE(c->nested_kicks);
 	}
 }
 
@@ -423,6 +424,7 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 	unsigned long flags;
 	long ret;
 	int begun = 0;
+	u64 waits_before = 0;
 
 	if (in_nmi() || !(pvlock_host || pvlock_stock)) {
 		cpu_relax();
@@ -444,6 +446,9 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 		pvlock_stat_inc(waits);
 		goto out;
 	}
+	/* this CPU's waits before this one: did another run in between? (below) */
+	if (IS_ENABLED(CONFIG_PVLOCK_STAT))
+		waits_before = this_cpu_read(pvlock_wait_count.waits);
 	if (arch_irqs_disabled_flags(flags)) {
 		ret = pvlock_hc(PVLOCK_OP_WAIT, PVLOCK_WAIT_BOUND_NS);
 	} else {
@@ -458,20 +463,27 @@ void pvlock_k_wait(const u8 *ptr, u8 val)
 	/*
 	 * After the STI'd call interrupts may be on: off again for the
 	 * counting, so that no interrupt handler's own wait takes a late kick
-	 * between the bound and pvlock_count_missed_kick() (this one would then
-	 * be counted lost); flags restores them. What is left is the window of
-	 * the instructions from the call's return to here. A wake-up at the
-	 * bound whose condition is gone is a kick that did not end the wait:
-	 * late or lost.
+	 * between here and pvlock_count_missed_kick(); flags restores them.
+	 * That does not close the window before here: an interrupt that came
+	 * after the bound fired, while the vCPU was not yet running again (any
+	 * length of time on an overcommitted host), is taken right after the
+	 * call returns, and a wait in its handler may end by this wait's late
+	 * kick, or by its own kick, which counts as one done to this CPU. A
+	 * wait in between shows in this CPU's wait count: such a wake-up is
+	 * counted nested, neither late nor lost (lost stays a lower bound).
+	 * Otherwise a wake-up at the bound whose condition is gone is a kick
+	 * that did not end the wait: late or lost.
 	 */
 	raw_local_irq_disable();
-	pvlock_stat_inc(waits);
 	if (IS_ENABLED(CONFIG_PVLOCK_STAT) && ret == PVLOCK_WAKE_TIMEOUT) {
-		if (READ_ONCE(*ptr) != val)
-			pvlock_count_missed_kick(begun);
-		else
+		if (READ_ONCE(*ptr) == val)
 			pvlock_stat_inc(timeouts);
+		else if (this_cpu_read(pvlock_wait_count.waits) != waits_before)
+			pvlock_stat_inc(nested_kicks);
+		else
+			pvlock_count_missed_kick(begun);
 	}
+	pvlock_stat_inc(waits);
 out:
 	raw_local_irq_restore(flags);
 }

@@ -1003,7 +1003,7 @@ def main():
     ok(st == "ok", "1x (a 1-vCPU guest): pvlock standing down is the expected lock")
 
     # The guest's own waits (OC-WAITS) and issue 18's zero-lost-kick target on them
-    waits = "OC-WAITS waits=40 wait_timeouts=3 lost_kicks=%d late_kicks=5\n"
+    waits = "OC-WAITS waits=40 wait_timeouts=3 lost_kicks=%d late_kicks=5 nested_kicks=1\n"
     clean, st1 = parse("pvlock", 4, cell_text("pvlock") + waits % 0)
     lossy, st2 = parse("pvlock", 4, cell_text("pvlock") + waits % 2)
     clean.status, lossy.status, lossy.id = st1, st2, "c002"
@@ -1016,12 +1016,14 @@ def main():
     ok(clean.counters.get("guest_waits") == 40 and clean.counters.get("guest_wait_timeouts") == 3
        and clean.counters.get("guest_lost_kicks") == 0
        and clean.counters.get("guest_late_kicks") == 5
-       and "pvlock                4x      1          40           3           0           5" in met
+       and clean.counters.get("guest_nested_kicks") == 1
+       and "pvlock                4x      1          40           3           0           5"
+           "           1" in met
        and met[-1] == "Zero lost-kick wait timeouts (issue 18): met, 0 in 1 cells"
        and missed[-1] == "Zero lost-kick wait timeouts (issue 18): MISSED, 2 lost kicks in 1 "
                          "of 2 cells (c002)",
-       "OC-WAITS: the guest's waits become counters; 0 lost kicks is met (late ones are "
-       "shown, not judged), 2 in one cell missed")
+       "OC-WAITS: the guest's waits become counters; 0 lost kicks is met (late and nested "
+       "ones are shown, not judged), 2 in one cell missed")
     none = oc.guest_waits_lines([parse("pvlock", 4, cell_text("pvlock"))[0]], PvOnly)
     ok(len(none) == 2 and none[1].startswith("  none: no pvlock cell's guest reported"),
        "no OC-WAITS line: the report says so rather than claiming the target")

@@ -106,11 +106,14 @@ static __always_inline struct pt_vcpu *vcpu_of(__u32 vcpu_id)
 	s = bpf_map_lookup_elem(&vcpus, &key);
 	if (s)
 		return s;
-	note_vm(&key.vm, task);
 	bpf_map_update_elem(&vcpus, &key, &zero, BPF_NOEXIST);
 	s = bpf_map_lookup_elem(&vcpus, &key);
-	if (!s)
+	if (!s) {
 		inc(&dropped);
+		return NULL;
+	}
+	/* named once it has an entry: the user side frees both by the entry's VM */
+	note_vm(&key.vm, task);
 	return s;
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/types.h>
@@ -65,6 +66,7 @@ static struct {
 	bool verbose;
 	bool fake;
 	long pid;
+	bool no_sweep;		/* not in the host's pid and time namespaces */
 } env = { .interval = 1.0 };
 
 /*
@@ -300,6 +302,26 @@ static int check_event(const struct event_want *ev)
 	return 0;
 }
 
+/* The inode numbers of the initial namespaces (include/linux/proc_ns.h). */
+#define PROC_PID_INIT_INO	0xEFFFFFFCU
+#define PROC_TIME_INIT_INO	0xEFFFFFFAU
+
+/*
+ * Whether this process is in namespace @ns of the host: @init_ino is the
+ * initial namespace's inode; a kernel without that kind of namespace has
+ * only the host's.
+ */
+static bool in_host_ns(const char *ns, unsigned long init_ino)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
+	if (stat(path, &st))
+		return errno == ENOENT;
+	return st.st_ino == init_ino;
+}
+
 static int check_host(void)
 {
 	size_t i;
@@ -308,6 +330,16 @@ static int check_host(void)
 	if (geteuid() != 0)
 		return fail(1,
 			    "must run as root (loading BPF programs needs CAP_BPF and CAP_PERFMON)");
+	/*
+	 * BPF sees host pids and boot times; /proc in another pid namespace
+	 * has other pids, and in another time namespace other start times:
+	 * every VM would look gone. Count on, and say that exits go unseen.
+	 */
+	if (!in_host_ns("pid", PROC_PID_INIT_INO) || !in_host_ns("time", PROC_TIME_INIT_INO)) {
+		env.no_sweep = true;
+		fprintf(stderr, PROG
+			": not in the host's pid and time namespaces: exited VMs are not detected (their entries stay)\n");
+	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return fail(1,
 			    "this kernel has no BTF (/sys/kernel/btf/vmlinux): CO-RE needs CONFIG_DEBUG_INFO_BTF=y");
@@ -504,7 +536,8 @@ static struct pvlock_top_bpf *skel;
 
 /*
  * The start time (clock ticks since boot, field 22) and the name of process
- * @tgid from /proc/TGID/stat; false if there is no such process.
+ * @tgid from /proc/TGID/stat; false with errno ENOENT or ESRCH if there is
+ * no such process, another errno if it could not be read.
  */
 static bool proc_stat(__u32 tgid, unsigned long long *start, char *comm, size_t len)
 {
@@ -518,8 +551,14 @@ static bool proc_stat(__u32 tgid, unsigned long long *start, char *comm, size_t 
 	if (!fp)
 		return false;
 	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	/* a process that exits after the open reads as nothing (ESRCH) */
+	if (!n && ferror(fp)) {
+		fclose(fp);
+		return false;
+	}
 	fclose(fp);
 	buf[n] = 0;
+	errno = EINVAL;
 	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
 	open_paren = strchr(buf, '(');
 	close_paren = strrchr(buf, ')');
@@ -548,10 +587,13 @@ static bool vm_gone(const struct pt_vm_id *id)
 	static long ticks_per_s;
 	unsigned long long start;
 
+	if (env.no_sweep)
+		return false;
 	if (!ticks_per_s)
 		ticks_per_s = sysconf(_SC_CLK_TCK);
+	/* only "no such process" is gone: any other error says nothing */
 	if (!proc_stat(id->tgid, &start, NULL, 0))
-		return true;
+		return errno == ENOENT || errno == ESRCH;
 	return ticks_per_s > 0 && start != id->start_ns / (1000000000ULL / ticks_per_s);
 }
 
@@ -847,8 +889,7 @@ static void print_table(const struct snap *s, double secs, bool summary)
 		vms++;
 		vm_comm(&s->rows[i], comm, sizeof(comm));
 		printf("\nVM pid %u %s, %zu vCPUs seen%s\n", s->rows[i].key.vm.tgid, comm, end - i,
-		       !s->rows[i].exited ? "" : summary ? " (exited)" :
-		       " (exited: its last counts)");
+		       s->rows[i].exited ? " (exited)" : "");
 		print_header_row();
 		print_row("all", &total);
 		print_vm_notes(&total);
@@ -1078,6 +1119,9 @@ int main(int argc, char **argv)
 				break;
 			sweep_gone(&cur, &kept);
 			snap_copy(&prev, &cur);
+			/* after a stop (Ctrl-Z), one look for the time missed, not a burst */
+			if (next + env.interval < now_s())
+				next = now_s();
 		}
 		snap_merge(&cur, &kept);
 		report(&cur, now_s() - start, true);
