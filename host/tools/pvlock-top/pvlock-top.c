@@ -553,7 +553,10 @@ static bool proc_stat(__u32 tgid, unsigned long long *start, char *comm, size_t 
 	n = fread(buf, 1, sizeof(buf) - 1, fp);
 	/* a process that exits after the open reads as nothing (ESRCH) */
 	if (!n && ferror(fp)) {
-		fclose(fp);
+		int err = errno;
+
+		fclose(fp);	/* may touch errno: keep the read's */
+		errno = err;
 		return false;
 	}
 	fclose(fp);
