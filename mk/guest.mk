@@ -18,14 +18,17 @@ guest-initramfs: guest-kernel
 	$(GUEST_SCRIPTS)/build-initramfs
 
 ## guest-checkpatch      the kernel's checkpatch.pl on the guest patch series (--strict) and
-##                       on the C side of the layer (the C++ side is not kernel C: checkpatch
+##                       on the C side of the layer and the guest tests' modules (--strict;
+##                       the C++ side is not kernel C: checkpatch
 ##                       misreads templates). pvlock_glue.h's typedef pvlock_word_t is the
 ##                       opaque C/C++ bridge type (struct qspinlock / pvlock::LockWord).
 GUEST_C_FILES := pvlock_main.c pvlock_bench.c pvlock_kernel.h
+GUEST_TEST_MODULES := $(TOP)/selftests/guest-vm/rokey/pvlock_rokey.c $(TOP)/selftests/guest-vm/nongpl/pvlock_nongpl.c
 guest-checkpatch: guest-kernel
 	$(call checkpatch-series,$(BUILD)/guest-linux,$(TOP)/guest/kernel/patches) && \
 	./scripts/checkpatch.pl -q --no-tree -f $(addprefix $(TOP)/guest/kernel/,$(GUEST_C_FILES)) && \
-	./scripts/checkpatch.pl -q --no-tree --ignore NEW_TYPEDEFS -f $(TOP)/guest/kernel/pvlock_glue.h
+	./scripts/checkpatch.pl -q --no-tree --ignore NEW_TYPEDEFS -f $(TOP)/guest/kernel/pvlock_glue.h && \
+	./scripts/checkpatch.pl -q --no-tree --strict -f $(GUEST_TEST_MODULES)
 
 ## guest-exports         a module with a non-GPL licence that takes spinlocks still links
 ##                       (pvlock_spin_key and the static-call trampolines are EXPORT_SYMBOL)
