@@ -17,11 +17,11 @@ guest-kernel:
 guest-initramfs: guest-kernel
 	$(GUEST_SCRIPTS)/build-initramfs
 
-## guest-checkpatch      the kernel's checkpatch.pl on the guest patch series (--strict) and
-##                       on the C side of the layer and the guest tests' modules (--strict;
-##                       the C++ side is not kernel C: checkpatch
-##                       misreads templates). pvlock_glue.h's typedef pvlock_word_t is the
-##                       opaque C/C++ bridge type (struct qspinlock / pvlock::LockWord).
+## guest-checkpatch      the kernel's checkpatch.pl --strict on the guest patch series and the
+##                       guest tests' modules, and checkpatch.pl on the C side of the layer
+##                       (the C++ side is not kernel C: checkpatch misreads templates).
+##                       pvlock_glue.h's typedef pvlock_word_t is the opaque C/C++ bridge
+##                       type (struct qspinlock / pvlock::LockWord).
 GUEST_C_FILES := pvlock_main.c pvlock_bench.c pvlock_kernel.h
 GUEST_TEST_MODULES := $(TOP)/selftests/guest-vm/rokey/pvlock_rokey.c $(TOP)/selftests/guest-vm/nongpl/pvlock_nongpl.c
 guest-checkpatch: guest-kernel
