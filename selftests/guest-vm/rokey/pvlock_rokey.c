@@ -35,7 +35,10 @@
 
 static DEFINE_STATIC_KEY_FALSE(pvlock_rokey_writable);
 
-/* Store the value *v already holds: 0 if the store went through, -EFAULT if it faulted. */
+/*
+ * Store the value *v already holds: 0 if the store went through, -EFAULT if
+ * it faulted.
+ */
 static int pvlock_rokey_store_same(atomic_t *v)
 {
 	int same = atomic_read(v);
